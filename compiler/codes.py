@@ -1,0 +1,77 @@
+"""Every diagnostic code lrc can emit, with a title and a long explanation.
+
+Codes are stable: tests pin them and users search for them. `lrc explain CODE` prints the
+entry. Ranges: 1xxx loading YAML, 2xxx schema, 3xxx references and files, 4xxx prompt
+templates, 5xxx the version gate, 6xxx methodology policy, 7xxx generated files, 8xxx bump.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Code(NamedTuple):
+    title: str
+    explanation: str
+
+
+CODES: dict[str, Code] = {
+    "LRC1001": Code("YAML syntax error", "The file is not well-formed YAML. Fix the syntax at the reported position."),
+    "LRC1002": Code("duplicate key", "A mapping repeats a key. YAML loaders disagree on which value wins, so lrc refuses it; keep one."),
+    "LRC1003": Code("explicit YAML tag", "Tags such as `!!python/object` or `!custom` are refused in specs: specs are untrusted input and plain data only."),
+    "LRC1004": Code("anchor or alias", "Anchors (`&a`), aliases (`*a`) and merge keys (`<<`) are refused: they enable alias bombs and hide what a value is. Repeat the value or reference another spec by id."),
+    "LRC1005": Code("YAML directive", "`%YAML` and `%TAG` directives change how later text is typed; specs are always YAML 1.2 without directives."),
+    "LRC1006": Code("spec too large", "The file exceeds a size, nesting-depth or node-count cap that protects the compiler from hostile input."),
+    "LRC1007": Code("not UTF-8", "Spec files and referenced files must be UTF-8 text."),
+    "LRC1008": Code("not one mapping", "A spec file holds exactly one YAML document whose top level is a mapping."),
+    "LRC1009": Code("missing schema modeline", "Spec files start with `# yaml-language-server: $schema=<path>` so editors complete and check them."),
+    "LRC2001": Code("wrong type", "A value has the wrong JSON type for its field. Decimal money and rates are strings: quote them (`\"0.15\"`)."),
+    "LRC2002": Code("missing field", "A required field is absent."),
+    "LRC2003": Code("unknown field", "A field is not part of this kind of spec. It is often a typo; the hint suggests the closest known field."),
+    "LRC2004": Code("value not allowed", "A value is not one of the allowed values for its field."),
+    "LRC2005": Code("bad format", "A value does not match the required pattern or format (ids, references, dates, decimals)."),
+    "LRC2009": Code("schema constraint", "A value breaks a schema constraint (length, range, count, uniqueness)."),
+    "LRC3001": Code("unknown reference", "A reference names a spec or code component that does not exist at that version. References pin versions (`triage.ap-inbox.v1`)."),
+    "LRC3002": Code("unpinned reference", "A reference must pin a version: write `name.vN`, never a bare name or `latest`."),
+    "LRC3003": Code("duplicate spec id", "Two spec files declare the same kind and id. One file per spec; its version changes in place."),
+    "LRC3004": Code("bad file reference", "A referenced file is missing, outside specs/, a symlink, not a regular file, or too large."),
+    "LRC3005": Code("invalid JSON file", "A referenced JSON file (an output schema) does not parse."),
+    "LRC3006": Code("invalid JSON Schema", "A referenced output schema or tool parameter schema is not a valid JSON Schema (Draft 2020-12)."),
+    "LRC3007": Code("sample item does not match", "A workload's `sample_item` does not follow its own `item_schema`; prompts would be rendered from data the runtime never produces."),
+    "LRC3008": Code("inconsistent reference", "A reference points at the wrong thing for its place, e.g. the `agentic` entry of a workload pins a system whose id is not `agentic`."),
+    "LRC3009": Code("bad code component", "A runtime module that declares COMPONENT_ID/COMPONENT_VERSION cannot be read or declares them wrongly."),
+    "LRC4001": Code("template syntax error", "A prompt template does not parse as jinja2."),
+    "LRC4002": Code("undefined template variable", "A prompt template uses a variable the workload does not provide. Templates see `task` (the spec's task block) and `item` (one dataset item)."),
+    "LRC4003": Code("template not allowed", "A prompt template tried something the sandbox forbids (attribute escapes, mutation, random, clock)."),
+    "LRC4004": Code("template output too large", "A rendered prompt exceeds the size cap."),
+    "LRC5001": Code("changed without version bump", "The spec's content differs from what was recorded for the same id and version. Any change to dataset design, prompts or pass criteria bumps the version (seed §7): run `lrc bump ID`."),
+    "LRC5002": Code("version went backwards", "The spec declares a version lower than one already recorded in the ledger. Versions only move forward."),
+    "LRC5003": Code("recorded version reused", "The spec declares an older version number that was recorded with different content. A published id@version always means the same content."),
+    "LRC5004": Code("bump without change", "The version was bumped but the content equals the previous version's. Harmless, but a reader will look for a change that is not there."),
+    "LRC5005": Code("primitive taxonomy changed", "The seven primitives are frozen for every 1.x methodology. Changing them needs a new methodology major version."),
+    "LRC5006": Code("ledger damaged", "generated/ledger.jsonl is append-only. A line is malformed, or a recorded entry was removed or changed."),
+    "LRC5101": Code("code changed without version bump", "A generator, validator, tool, system or reference model changed behaviour (its normalized source or a project module it imports changed) but its COMPONENT_VERSION did not. Bump it with `lrc bump COMPONENT_ID` and update the specs that pin it."),
+    "LRC5102": Code("code version went backwards", "A code component declares a version lower than one already recorded."),
+    "LRC5103": Code("code version reused", "A code component declares an older version that was recorded with a different fingerprint."),
+    "LRC5104": Code("code bump without change", "A code component's version was bumped but its fingerprint equals the previous version's."),
+    "LRC6001": Code("model without a price", "Every model in an edition, judge included, needs a frozen price for every token class it can bill. Unknown prices are errors, never $0."),
+    "LRC6002": Code("price for an unknown model", "The pricing table lists a model the edition does not run."),
+    "LRC6003": Code("unknown primitive or function", "A workload names a primitive or business function that the standard does not define, or a function that is not active."),
+    "LRC6004": Code("system unused", "The edition lists a system that none of its workloads can run."),
+    "LRC6005": Code("execute workloads are agentic-only", "`execute.*` workloads run agentic only (seed §3)."),
+    "LRC6006": Code("tool definitions inconsistent", "Tool names must be unique, and a tool's parameters must be a JSON Schema object."),
+    "LRC6007": Code("edition inconsistent", "The edition's settings contradict each other or the standard (e.g. a workload not in the standard's function, a threshold outside 0..1)."),
+    "LRC7001": Code("generated file stale", "A file under generated/ differs from what `lrc compile` would write. Run `lrc compile` and commit the result."),
+    "LRC7002": Code("generated file missing", "A file that `lrc compile` would write is missing. Run `lrc compile` and commit the result."),
+    "LRC7003": Code("unexpected generated file", "generated/ holds a file `lrc compile` would not write (e.g. an edition that was removed)."),
+    "LRC7004": Code("ledger not up to date", "The version ledger lacks entries for what is compiled now. Run `lrc compile` and commit generated/ledger.jsonl."),
+    "LRC8001": Code("cannot bump", "`lrc bump` needs the id of one spec or code component that exists."),
+    "LRC8002": Code("bump would change more", "Re-reading the file after the edit showed a change beyond the version, so the file was left untouched."),
+}
+
+
+def explain(code: str) -> str | None:
+    entry = CODES.get(code.upper())
+    if entry is None:
+        return None
+    return f"{code.upper()}: {entry.title}\n\n{entry.explanation}\n"

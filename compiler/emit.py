@@ -1,0 +1,78 @@
+"""Stage 6: write generated/ (or, with --check, compare without writing).
+
+Outputs are computed in memory first as {project-relative path: bytes}. Writing is
+write-if-changed and atomic (temp file + os.replace), so an unchanged file keeps its mtime
+and a crash never leaves half a lock. Check mode reports every missing, stale and
+unexpected file and writes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from lrc.compiler.diagnostics import Diagnostics
+
+MANAGED_TOP = "generated"
+KEEP = {"generated/ledger.jsonl"}
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _existing(root: Path, edition_dirs: set[str]) -> set[str]:
+    """Files under generated/<edition>/ for every edition folder lrc manages."""
+    found: set[str] = set()
+    base = root / MANAGED_TOP
+    if not base.is_dir():
+        return found
+    for child in sorted(base.iterdir()):
+        if child.name == "ledger" or child.name.startswith("."):
+            continue
+        if child.is_dir() and (child.name in edition_dirs or (child / "plan.lock").exists()):
+            for f in child.rglob("*"):
+                if f.is_file():
+                    found.add(f.relative_to(root).as_posix())
+    return found
+
+
+def check(root: Path, outputs: dict[str, bytes], edition_dirs: set[str], diags: Diagnostics) -> None:
+    for rel, data in sorted(outputs.items()):
+        path = root / rel
+        if not path.exists():
+            code = "LRC7004" if rel.startswith("generated/ledger") else "LRC7002"
+            diags.error(code, f"{rel} is missing", path=rel, hint="run `lrc compile` and commit generated/")
+        elif path.read_bytes() != data:
+            code = "LRC7004" if rel.startswith("generated/ledger") else "LRC7001"
+            diags.error(code, f"{rel} is out of date", path=rel, hint="run `lrc compile` and commit generated/")
+    for rel in sorted(_existing(root, edition_dirs) - set(outputs)):
+        diags.error("LRC7003", f"{rel} would not be produced by `lrc compile`", path=rel,
+                    hint="run `lrc compile` (it removes stale generated files) and commit")
+
+
+def write(root: Path, outputs: dict[str, bytes], edition_dirs: set[str]) -> list[str]:
+    """Write changed outputs, delete stale generated files; return what changed."""
+    changed: list[str] = []
+    for rel, data in sorted(outputs.items()):
+        path = root / rel
+        if path.exists() and path.read_bytes() == data:
+            continue
+        _atomic_write(path, data)
+        changed.append(rel)
+    for rel in sorted(_existing(root, edition_dirs) - set(outputs)):
+        (root / rel).unlink()
+        changed.append(f"{rel} (removed)")
+    return changed

@@ -1,0 +1,168 @@
+"""The compile pipeline: load -> validate -> resolve -> render -> gate -> emit.
+
+Every stage appends diagnostics; a stage with errors stops the pipeline before anything is
+written. The result carries the in-memory outputs so tests and `--check` can compare them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lrc.compiler import emit
+from lrc.compiler.diagnostics import Diagnostics
+from lrc.compiler.load import SourceDoc, load_file
+from lrc.compiler.plan import build_plan, spec_digest
+from lrc.compiler.render import render_workload
+from lrc.compiler.resolve import Graph, Resolver
+from lrc.compiler.validate import KINDS, SchemaSet, validate
+from lrc.compiler.versioning import (
+    LEDGER,
+    Entry,
+    Ledger,
+    check_taxonomy,
+    gate,
+    snapshot_bytes,
+    snapshot_path,
+)
+from lrc.runtime.lock import codeprint, format as lockformat
+from lrc.runtime.lock.codeprint import CodeprintError
+
+
+class ProjectNotFound(Exception):
+    pass
+
+
+def find_root(start: Path) -> Path:
+    """The nearest folder at or above `start` holding specs/ and schemas/."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / "specs").is_dir() and (folder / "schemas").is_dir():
+            return folder
+    raise ProjectNotFound(f"no lrc project (a folder with specs/ and schemas/) at or above {start}")
+
+
+@dataclass
+class CompileResult:
+    root: Path
+    diagnostics: Diagnostics
+    outputs: dict[str, bytes] = field(default_factory=dict)
+    changed: list[str] = field(default_factory=list)
+    locks: dict[str, dict] = field(default_factory=dict)  # edition id -> lock
+    graph: Graph | None = None
+
+
+def spec_files(root: Path, diags: Diagnostics) -> list[tuple[str, Path]]:
+    out: list[tuple[str, Path]] = []
+    specs = root / "specs"
+    for folder in sorted(specs.iterdir()):
+        if not folder.is_dir():
+            if folder.suffix in (".yaml", ".yml"):
+                diags.error("LRC1008", "spec files live in a kind folder (standard/, systems/, workloads/, editions/)",
+                            path=folder.relative_to(root).as_posix())
+            continue
+        kind = KINDS.get(folder.name)
+        files = sorted(p for p in folder.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+        if kind is None:
+            for p in files:
+                diags.warning("LRC1008", f"specs/{folder.name}/ is not a spec folder; file ignored",
+                              path=p.relative_to(root).as_posix(), hint=f"spec folders: {', '.join(sorted(KINDS))}")
+            continue
+        out.extend((kind, p) for p in files)
+    return out
+
+
+def load_and_validate(root: Path, schemas: SchemaSet, diags: Diagnostics) -> list[tuple[str, SourceDoc]]:
+    docs: list[tuple[str, SourceDoc]] = []
+    for kind, path in spec_files(root, diags):
+        rel = path.relative_to(root).as_posix()
+        if path.is_symlink():
+            diags.error("LRC3004", "spec files may not be symlinks", path=rel)
+            continue
+        doc = load_file(path, rel, diags)
+        if doc is None:
+            continue
+        if validate(doc, kind, schemas, diags):
+            docs.append((kind, doc))
+    return docs
+
+
+def discover_components(root: Path, diags: Diagnostics) -> dict[str, codeprint.Component]:
+    try:
+        return codeprint.discover(codeprint.runtime_root())
+    except CodeprintError as exc:
+        rel = exc.path.resolve().relative_to(codeprint.project_root()).as_posix()
+        diags.error("LRC3009", exc.message, path=rel, line=exc.line, column=1)
+        return {}
+
+
+def compile_project(root: Path, check: bool = False) -> CompileResult:
+    diags = Diagnostics()
+    result = CompileResult(root, diags)
+    schemas = SchemaSet.load(root / "schemas")
+    docs = load_and_validate(root, schemas, diags)
+    if diags.has_errors:
+        return result
+    components = discover_components(root, diags)
+    resolver = Resolver(root, root / "specs", schemas.schemas, components, diags)
+    graph = resolver.index(docs)
+    resolver.resolve(graph)
+    result.graph = graph
+    if diags.has_errors:
+        return result
+    prompts = {wl.ref: render_workload(wl, diags) for wl in graph.specs["workload"].values()}
+    if diags.has_errors:
+        return result
+
+    # The gate covers every spec and every code component of the project.
+    prints = {}
+    for ref, comp in components.items():
+        try:
+            prints[ref] = codeprint.fingerprint(comp)
+        except CodeprintError as exc:
+            rel = exc.path.resolve().relative_to(codeprint.project_root()).as_posix()
+            diags.error("LRC3009", exc.message, path=rel, line=exc.line, column=1)
+    if diags.has_errors:
+        return result
+    entries: list[Entry] = []
+    for kind in ("standard", "system", "workload", "edition"):
+        for spec in graph.specs[kind].values():
+            line, col = spec.doc.locate("/version")
+            entries.append(Entry(kind, spec.id, spec.version, spec_digest(spec), spec.normalized, spec.doc.path, line, col))
+    for ref, comp in components.items():
+        rel = comp.path.resolve().relative_to(codeprint.project_root()).as_posix()
+        entries.append(Entry("code", comp.id, comp.version, prints[ref].fingerprint, {"files": prints[ref].files},
+                             rel, comp.version_line, comp.version_col))
+    ledger = Ledger.read(root, diags)
+    check_taxonomy(entries, ledger, diags)
+    to_record = gate(entries, ledger, diags)
+    if diags.has_errors:
+        return result
+
+    outputs: dict[str, bytes] = {}
+    edition_dirs: set[str] = set()
+    for edition in graph.specs["edition"].values():
+        plan = build_plan(edition, graph, prompts, prints)
+        lock = lockformat.build(plan)
+        result.locks[edition.id] = lock
+        edition_dirs.add(edition.id)
+        base = f"generated/{edition.id}"
+        outputs[f"{base}/plan.lock"] = lockformat.dumps(lock)
+        for wref, wl in plan["workloads"].items():
+            for system_key, roles in wl["prompts"].items():
+                for role, rendered in roles.items():
+                    outputs[f"{base}/prompts/{wref}/{system_key}.{role}.sample.txt"] = rendered["sample"].encode("utf-8")
+    ledger_lines = ledger.lines + [e.record() for e in to_record]
+    outputs[LEDGER] = ledger.serialize(ledger_lines)
+    for entry in entries:
+        snap = snapshot_path(entry.kind, entry.id, entry.version)
+        if entry in to_record or not (root / snap).exists():
+            outputs[snap] = snapshot_bytes(entry.snapshot)
+        else:
+            outputs[snap] = (root / snap).read_bytes()
+    result.outputs = outputs
+    if check:
+        emit.check(root, outputs, edition_dirs, diags)
+    else:
+        result.changed = emit.write(root, outputs, edition_dirs)
+    return result

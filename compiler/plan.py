@@ -1,0 +1,109 @@
+"""Assemble one edition's plan: everything the runtime needs, self-contained.
+
+The plan holds resolved specs with their digests, prompt templates with digests and sample
+renders, tool definitions in the OpenAI function format litellm speaks, the code
+fingerprints the runtime must match, models with sampling parameters and frozen prices,
+the seed commitment (never a held-out seed), and the templating settings.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from lrc.compiler.refs import make_ref
+from lrc.compiler.resolve import (
+    OUTPUT_CONTRACT_COMPONENT,
+    REFERENCE_MODELS,
+    REFERENCE_MODELS_COMPONENT,
+    Graph,
+    Spec,
+)
+from lrc.runtime.lock.canonical import digest, digest_bytes
+from lrc.runtime.lock.codeprint import CodePrint, Component
+from lrc.runtime.lock.templating import SETTINGS
+
+
+def spec_digest(spec: Spec) -> str:
+    return digest(f"spec:{spec.kind}", spec.normalized)
+
+
+def _tool_defs(workload: Spec, system_key: str) -> list[dict[str, Any]]:
+    use = workload.normalized["systems"][system_key]
+    tools = use.get("tools")
+    if not tools:
+        return []
+    out = []
+    for tool in tools["definitions"]:
+        if tool.get("parameters_from") == "output":
+            params = copy.deepcopy(workload.normalized["output"]["schema"])
+            for key in ("$schema", "$id", "title"):
+                params.pop(key, None)
+        else:
+            params = tool["parameters"]
+        out.append({"type": "function", "function": {"name": tool["name"], "description": tool["description"], "parameters": params}})
+    return out
+
+
+def _component_entry(comp: Component, printed: CodePrint) -> dict[str, Any]:
+    return {"id": comp.id, "version": comp.version, "module": comp.module, "fingerprint": printed.fingerprint, "files": printed.files}
+
+
+def seed_section(edition: Spec) -> dict[str, Any]:
+    seed = edition.normalized["seed"]
+    if seed["policy"] == "public":
+        return {"policy": "public", "value": seed["value"], "commitment": digest_bytes("seed", seed["value"].encode("utf-8"))}
+    return {"policy": "held-out", "commitment": seed["commitment"]}
+
+
+def build_plan(edition: Spec, graph: Graph, prompts: dict[str, dict], prints: dict[str, CodePrint]) -> dict[str, Any]:
+    data = edition.normalized
+    standard = graph.by_ref("standard", data["standard"])
+    systems = {ref: graph.by_ref("system", ref) for ref in data["systems"]}
+    workloads = {ref: graph.by_ref("workload", ref) for ref in data["workloads"]}
+    code_refs: set[str] = {make_ref(OUTPUT_CONTRACT_COMPONENT, graph.components_latest(OUTPUT_CONTRACT_COMPONENT))}
+    for system in systems.values():
+        code_refs.add(system.data["implementation"])
+    uses_reference_models = any(m["id"] in REFERENCE_MODELS for m in data["models"])
+    if uses_reference_models:
+        code_refs.add(make_ref(REFERENCE_MODELS_COMPONENT, graph.components_latest(REFERENCE_MODELS_COMPONENT)))
+    plan_workloads: dict[str, Any] = {}
+    for ref, wl in workloads.items():
+        code_refs.add(wl.data["dataset"]["generator"])
+        code_refs.update(c["check"] for c in wl.data["grading"]["checks"])
+        if uses_reference_models:
+            code_refs.add(wl.data["reference"]["implementation"])
+        tools: dict[str, list] = {}
+        terminal: dict[str, list[str]] = {}
+        for key, use in sorted(wl.data["systems"].items()):
+            if use.get("tools"):
+                code_refs.add(use["tools"]["implementation"])
+                tools[key] = _tool_defs(wl, key)
+                terminal[key] = sorted(t["name"] for t in use["tools"]["definitions"] if t.get("terminal"))
+        plan_workloads[ref] = {
+            "ref": ref,
+            "digest": spec_digest(wl),
+            "source": wl.doc.path,
+            "spec": wl.normalized,
+            "prompts": prompts[ref],
+            "tools": tools,
+            "terminal_tools": terminal,
+        }
+    models = {}
+    for model in data["models"]:
+        provider = model["id"].split("/", 1)[0]
+        entry = {k: v for k, v in model.items()}
+        entry["provider"] = provider
+        entry["reference"] = model["id"] in REFERENCE_MODELS
+        entry["price"] = data["pricing"][model["id"]]
+        models[model["id"]] = entry
+    return {
+        "edition": {"ref": edition.ref, "digest": spec_digest(edition), "source": edition.doc.path, "spec": data},
+        "standard": {"ref": standard.ref, "digest": spec_digest(standard), "source": standard.doc.path, "spec": standard.normalized},
+        "systems": {ref: {"ref": ref, "digest": spec_digest(s), "source": s.doc.path, "spec": s.normalized} for ref, s in sorted(systems.items())},
+        "workloads": dict(sorted(plan_workloads.items())),
+        "code": {ref: _component_entry(graph.components[ref], prints[ref]) for ref in sorted(code_refs)},
+        "models": dict(sorted(models.items())),
+        "seed": seed_section(edition),
+        "templating": SETTINGS,
+    }

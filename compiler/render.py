@@ -1,0 +1,104 @@
+"""Stage 4: compile every prompt template and render its published sample.
+
+Templates see exactly two variables: `task` (the workload's constants) and `item` (one
+dataset item). Anything else is an error before rendering. The sample render uses the
+workload's `sample_item`, so reviewers read the prompt as a model will, and the lock
+carries both the template (what the runtime renders per item) and the sample.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from jinja2 import TemplateError, TemplateSyntaxError, UndefinedError, meta
+from jinja2.exceptions import SecurityError
+
+from lrc.compiler.diagnostics import Diagnostics
+from lrc.compiler.resolve import Spec
+from lrc.runtime.lock.canonical import digest_text
+from lrc.runtime.lock.templating import RenderTooLarge, make_environment, render
+
+CONTEXT_VARIABLES = ("item", "task")
+RENDER_SECONDS = 2
+
+
+class RenderTimeout(Exception):
+    pass
+
+
+@contextmanager
+def _deadline(seconds: int) -> Iterator[None]:
+    """Bound render time on the main thread (the sandbox bounds attributes, not CPU)."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def _fire(signum, frame):  # pragma: no cover - exercised by the hostile-template test
+        raise RenderTimeout()
+
+    old = signal.signal(signal.SIGALRM, _fire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def render_workload(spec: Spec, diags: Diagnostics) -> dict[str, dict[str, dict[str, Any]]]:
+    """system -> role -> {template, template_digest, sample, sample_digest}."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    context = {"task": spec.data["task"], "item": spec.data["sample_item"]}
+    env = make_environment()
+    for system_key, use in sorted(spec.normalized["systems"].items()):
+        for role in ("system", "user"):
+            pointer = f"/systems/{system_key}/prompts/{role}"
+            source = use["prompts"][role]
+            relpath = spec.files.get(pointer)
+            if relpath is None:  # the file itself failed to load; already reported
+                continue
+            where = {"path": relpath, "pointer": None}
+            try:
+                parsed = env.parse(source)
+            except TemplateSyntaxError as exc:
+                diags.error("LRC4001", f"template syntax error: {exc.message}", path=relpath, line=exc.lineno, column=1,
+                            notes=(f"used by {spec.ref} at {pointer}",))
+                continue
+            unknown = sorted(meta.find_undeclared_variables(parsed) - set(CONTEXT_VARIABLES))
+            if unknown:
+                diags.error("LRC4002", f"template uses undefined variable(s): {', '.join(unknown)}", **where,
+                            hint="templates see only `task` (the workload's task block) and `item` (one dataset item)",
+                            notes=(f"used by {spec.ref} at {pointer}",))
+                continue
+            try:
+                with _deadline(RENDER_SECONDS):
+                    sample = render(source, context)
+            except UndefinedError as exc:
+                diags.error("LRC4002", f"sample render failed: {exc.message}", **where,
+                            hint="the template reads a field that `task` or `sample_item` does not have",
+                            notes=(f"used by {spec.ref} at {pointer}",))
+                continue
+            except SecurityError as exc:
+                diags.error("LRC4003", f"template not allowed: {exc}", **where, notes=(f"used by {spec.ref} at {pointer}",))
+                continue
+            except RenderTooLarge as exc:
+                diags.error("LRC4004", str(exc), **where, notes=(f"used by {spec.ref} at {pointer}",))
+                continue
+            except RenderTimeout:
+                diags.error("LRC4004", f"template took more than {RENDER_SECONDS}s to render", **where,
+                            notes=(f"used by {spec.ref} at {pointer}",))
+                continue
+            except (TemplateError, TypeError, ValueError, ArithmeticError, AttributeError, IndexError, KeyError, RecursionError) as exc:
+                diags.error("LRC4001", f"template failed to render: {type(exc).__name__}: {exc}", **where,
+                            notes=(f"used by {spec.ref} at {pointer}",))
+                continue
+            out.setdefault(system_key, {})[role] = {
+                "template": source,
+                "template_digest": digest_text("prompt-template", source),
+                "sample": sample,
+                "sample_digest": digest_text("prompt-sample", sample),
+            }
+    return out

@@ -1,0 +1,326 @@
+"""Stage 3: from validated documents to a graph of normalized, cross-checked specs.
+
+Resolving means: index specs by kind and id; apply schema defaults; inline every referenced
+file by content (templates, output schemas), confined to specs/ and never through a
+symlink; check every pinned reference (specs and code components) with did-you-mean; and
+check the methodology policies that can be checked from the specs alone.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from lrc.compiler.defaults import apply_defaults
+from lrc.compiler.diagnostics import Diagnostics, pointer_of
+from lrc.compiler.load import SourceDoc, read_text_file
+from lrc.compiler.refs import did_you_mean, make_ref, parse_ref
+from lrc.runtime.lock.codeprint import Component
+
+MAX_REFERENCED_FILE = 256 * 1024
+REFERENCE_MODELS = {"lrc/oracle", "lrc/null", "lrc/baseline"}
+REFERENCE_MODELS_COMPONENT = "lrc.reference-models"
+OUTPUT_CONTRACT_COMPONENT = "lrc.output-contract"
+
+
+@dataclass
+class Spec:
+    """One spec file after validation; `normalized` is what its digest covers."""
+
+    kind: str
+    doc: SourceDoc
+    data: dict[str, Any]
+    normalized: dict[str, Any] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)  # JSON pointer -> project-relative path of the inlined file
+
+    @property
+    def id(self) -> str:
+        return self.data["id"]
+
+    @property
+    def version(self) -> int:
+        return self.data["version"]
+
+    @property
+    def ref(self) -> str:
+        return make_ref(self.id, self.version)
+
+    def at(self, *parts) -> dict[str, Any]:
+        """Location keywords for a diagnostic about the value at `parts`."""
+        pointer = pointer_of(parts)
+        line, col = self.doc.locate(pointer)
+        return {"path": self.doc.path, "line": line, "column": col, "pointer": pointer}
+
+
+@dataclass
+class Graph:
+    """Every spec of the project, by kind and id, plus the code components found."""
+
+    specs: dict[str, dict[str, Spec]]
+    components: dict[str, Component]
+
+    def by_ref(self, kind: str, ref: str) -> Spec | None:
+        parsed = parse_ref(ref)
+        if not parsed:
+            return None
+        spec = self.specs.get(kind, {}).get(parsed[0])
+        return spec if spec is not None and spec.version == parsed[1] else None
+
+    def refs(self, kind: str) -> list[str]:
+        return sorted(s.ref for s in self.specs.get(kind, {}).values())
+
+    def components_latest(self, ident: str) -> int:
+        """The version of a built-in component the compiler adds on its own (e.g. the output contract)."""
+        versions = [c.version for c in self.components.values() if c.id == ident]
+        if not versions:
+            raise KeyError(f"built-in code component {ident} is missing from runtime/")
+        return max(versions)
+
+
+class Resolver:
+    def __init__(self, root: Path, specs_dir: Path, schemas: dict[str, dict], components: dict[str, Component], diags: Diagnostics):
+        self.root = root
+        self.specs_dir = specs_dir
+        self.schemas = schemas
+        self.components = components
+        self.diags = diags
+
+    # -- indexing ---------------------------------------------------------------------
+    def index(self, docs: list[tuple[str, SourceDoc]]) -> Graph:
+        specs: dict[str, dict[str, Spec]] = {"standard": {}, "system": {}, "workload": {}, "edition": {}}
+        for kind, doc in docs:
+            data = apply_defaults(doc.data, self.schemas[kind])
+            spec = Spec(kind, doc, data)
+            other = specs[kind].get(spec.id)
+            if other is not None:
+                self.diags.error("LRC3003", f"{kind} '{spec.id}' is also defined in {other.doc.path}", **spec.at("id"),
+                                 hint="one file per spec; its version changes in place")
+                continue
+            specs[kind][spec.id] = spec
+        return Graph({k: dict(sorted(v.items())) for k, v in specs.items()}, self.components)
+
+    # -- references ----------------------------------------------------------------------
+    def _spec_ref(self, graph: Graph, owner: Spec, parts: tuple, kind: str) -> Spec | None:
+        text = owner.data
+        for p in parts:
+            text = text[p]
+        if not isinstance(text, str):
+            return None
+        if parse_ref(text) is None:
+            guess = did_you_mean(text + ".v1", graph.refs(kind))
+            self.diags.error("LRC3002", f"reference '{text}' does not pin a version", **owner.at(*parts),
+                             hint=f"write {guess}" if guess else "write <id>.v<N>")
+            return None
+        target = graph.by_ref(kind, text)
+        if target is None:
+            guess = did_you_mean(text, graph.refs(kind))
+            self.diags.error("LRC3001", f"unknown {kind} '{text}'", **owner.at(*parts),
+                             hint=f"did you mean {guess}?" if guess else f"no {kind} specs are defined")
+        return target
+
+    def _code_ref(self, owner: Spec, parts: tuple) -> Component | None:
+        text: Any = owner.data
+        for p in parts:
+            text = text[p]
+        if not isinstance(text, str):
+            return None
+        if parse_ref(text) is None:
+            guess = did_you_mean(text + ".v1", self.components)
+            self.diags.error("LRC3002", f"code reference '{text}' does not pin a version", **owner.at(*parts),
+                             hint=f"write {guess}" if guess else "write <component id>.v<N>")
+            return None
+        comp = self.components.get(text)
+        if comp is None:
+            guess = did_you_mean(text, self.components)
+            self.diags.error("LRC3001", f"unknown code component '{text}'", **owner.at(*parts),
+                             hint=f"did you mean {guess}?" if guess else "components declare COMPONENT_ID and COMPONENT_VERSION in runtime/")
+        return comp
+
+    # -- files ---------------------------------------------------------------------------
+    def _file(self, owner: Spec, parts: tuple) -> tuple[str, str] | None:
+        """(project-relative path, LF-normalized text) of a file referenced from a spec."""
+        rel: Any = owner.data
+        for p in parts:
+            rel = rel[p]
+        where = owner.at(*parts)
+        pure = PurePosixPath(rel)
+        if pure.is_absolute() or "\\" in rel or any(part == ".." for part in pure.parts):
+            self.diags.error("LRC3004", f"file reference '{rel}' must be a relative path inside the spec's folder", **where,
+                             hint="no absolute paths, no '..', forward slashes only")
+            return None
+        base = owner.doc.abspath.parent
+        candidate = base.joinpath(*pure.parts)
+        # Walk component by component so no symlink anywhere on the way is followed.
+        probe = base
+        for part in pure.parts:
+            probe = probe / part
+            if probe.is_symlink():
+                self.diags.error("LRC3004", f"file reference '{rel}' goes through a symlink", **where,
+                                 hint="specs may only reference regular files inside specs/")
+                return None
+        try:
+            candidate.resolve().relative_to(self.specs_dir.resolve())
+        except ValueError:
+            self.diags.error("LRC3004", f"file reference '{rel}' resolves outside specs/", **where)
+            return None
+        if not candidate.is_file():
+            self.diags.error("LRC3004", f"referenced file '{rel}' does not exist", **where,
+                             hint=f"expected at {candidate.relative_to(self.root).as_posix()}")
+            return None
+        relpath = candidate.relative_to(self.root).as_posix()
+        owner.files[where["pointer"]] = relpath
+        before = len(self.diags.items)
+        text = read_text_file(candidate, relpath, self.diags, limit=MAX_REFERENCED_FILE)
+        if text is None:
+            for d in self.diags.items[before:]:
+                object.__setattr__(d, "notes", d.notes + (f"referenced from {owner.doc.path} at {where['pointer']}",))
+            return None
+        return relpath, text
+
+    # -- per kind ------------------------------------------------------------------------
+    def resolve(self, graph: Graph) -> None:
+        for spec in graph.specs["standard"].values():
+            spec.normalized = spec.data
+        for spec in graph.specs["system"].values():
+            self._code_ref(spec, ("implementation",))
+            spec.normalized = spec.data
+        for spec in graph.specs["workload"].values():
+            self._workload(graph, spec)
+        for spec in graph.specs["edition"].values():
+            self._edition(graph, spec)
+
+    def _standard_for(self, graph: Graph) -> Spec | None:
+        standards = list(graph.specs["standard"].values())
+        return standards[0] if len(standards) == 1 else None
+
+    def _workload(self, graph: Graph, spec: Spec) -> None:
+        data = spec.data
+        norm = json.loads(json.dumps(data))  # deep copy of plain data
+        standard = self._standard_for(graph)
+        if standard is not None:
+            prims = [p["id"] for p in standard.data["primitives"]]
+            funcs = {f["id"]: f["status"] for f in standard.data["functions"]}
+            if data["primitive"] not in prims:
+                guess = did_you_mean(data["primitive"], prims)
+                self.diags.error("LRC6003", f"unknown primitive '{data['primitive']}'", **spec.at("primitive"),
+                                 hint=f"did you mean '{guess}'?" if guess else f"primitives: {', '.join(prims)}")
+            if data["function"] not in funcs:
+                guess = did_you_mean(data["function"], funcs)
+                self.diags.error("LRC6003", f"unknown business function '{data['function']}'", **spec.at("function"),
+                                 hint=f"did you mean '{guess}'?" if guess else None)
+            elif funcs[data["function"]] != "active":
+                self.diags.error("LRC6003", f"business function '{data['function']}' is planned, not active", **spec.at("function"))
+            if data["primitive"] in standard.data["policy"]["agentic_only_primitives"] and set(data["systems"]) != {"agentic"}:
+                self.diags.error("LRC6005", f"{data['primitive']} workloads run agentic only", **spec.at("systems"),
+                                 hint="remove every system but `agentic`")
+
+        self._code_ref(spec, ("dataset", "generator"))
+        self._code_ref(spec, ("reference", "implementation"))
+        for i, _ in enumerate(data["grading"]["checks"]):
+            self._code_ref(spec, ("grading", "checks", i, "check"))
+
+        item_schema = data["dataset"]["item_schema"]
+        if self._check_schema(spec, ("dataset", "item_schema"), item_schema):
+            errors = sorted(Draft202012Validator(item_schema).iter_errors(data["sample_item"]), key=lambda e: list(map(str, e.absolute_path)))
+            for err in errors:
+                self.diags.error("LRC3007", f"sample_item does not match item_schema: {err.message}",
+                                 **spec.at("sample_item", *err.absolute_path))
+
+        found = self._file(spec, ("output", "schema"))
+        if found:
+            relpath, text = found
+            try:
+                schema = json.loads(text)
+            except json.JSONDecodeError as exc:
+                self.diags.error("LRC3005", f"{relpath} is not valid JSON: {exc.msg}", path=relpath, line=exc.lineno, column=exc.colno)
+                schema = None
+            if schema is not None and self._check_schema(spec, ("output", "schema"), schema, relpath):
+                norm["output"]["schema"] = schema
+
+        for system_key, use in data["systems"].items():
+            target = self._spec_ref(graph, spec, ("systems", system_key, "system"), "system")
+            if target is not None and target.id != system_key:
+                self.diags.error("LRC3008", f"the '{system_key}' entry pins system '{use['system']}'", **spec.at("systems", system_key, "system"),
+                                 hint=f"pin a version of '{system_key}', e.g. {system_key}.v{target.version}")
+            for role in ("system", "user"):
+                got = self._file(spec, ("systems", system_key, "prompts", role))
+                if got:
+                    norm["systems"][system_key]["prompts"][role] = got[1]
+            tools = use.get("tools")
+            if target is not None and target.data["tools"] and tools is None:
+                self.diags.error("LRC6006", f"system {target.ref} runs a tool loop but the workload defines no tools for it",
+                                 **spec.at("systems", system_key), hint="add a `tools:` block with implementation and definitions")
+            if tools is not None:
+                if target is not None and not target.data["tools"]:
+                    self.diags.error("LRC6006", f"system {target.ref} takes no tools", **spec.at("systems", system_key, "tools"))
+                self._code_ref(spec, ("systems", system_key, "tools", "implementation"))
+                seen: set[str] = set()
+                for i, tool in enumerate(tools["definitions"]):
+                    if tool["name"] in seen:
+                        self.diags.error("LRC6006", f"tool '{tool['name']}' is defined twice", **spec.at("systems", system_key, "tools", "definitions", i, "name"))
+                    seen.add(tool["name"])
+                    if "parameters" in tool:
+                        params = tool["parameters"]
+                        if params.get("type") != "object":
+                            self.diags.error("LRC6006", "tool parameters must be a JSON Schema of type object",
+                                             **spec.at("systems", system_key, "tools", "definitions", i, "parameters"))
+                        self._check_schema(spec, ("systems", system_key, "tools", "definitions", i, "parameters"), params)
+        spec.normalized = norm
+
+    def _check_schema(self, spec: Spec, parts: tuple, schema: Any, relpath: str | None = None) -> bool:
+        try:
+            Draft202012Validator.check_schema(schema)
+        except SchemaError as exc:
+            where = spec.at(*parts)
+            self.diags.error("LRC3006", f"not a valid JSON Schema: {exc.message}", **where,
+                             notes=(f"in {relpath}",) if relpath else ())
+            return False
+        return True
+
+    def _edition(self, graph: Graph, spec: Spec) -> None:
+        data = spec.data
+        standard = self._spec_ref(graph, spec, ("standard",), "standard")
+        workloads = [self._spec_ref(graph, spec, ("workloads", i), "workload") for i in range(len(data["workloads"]))]
+        systems = [self._spec_ref(graph, spec, ("systems", i), "system") for i in range(len(data["systems"]))]
+        model_ids = [m["id"] for m in data["models"]]
+        for i, model in enumerate(data["models"]):
+            if model["id"].startswith("lrc/") and model["id"] not in REFERENCE_MODELS:
+                guess = did_you_mean(model["id"], REFERENCE_MODELS)
+                self.diags.error("LRC3001", f"unknown embedded reference model '{model['id']}'", **spec.at("models", i, "id"),
+                                 hint=f"did you mean {guess}?" if guess else f"embedded models: {', '.join(sorted(REFERENCE_MODELS))}")
+            if model_ids.count(model["id"]) > 1 and model_ids.index(model["id"]) != i:
+                self.diags.error("LRC6007", f"model '{model['id']}' is listed twice", **spec.at("models", i, "id"))
+            if model["id"] not in data["pricing"]:
+                self.diags.error("LRC6001", f"model '{model['id']}' has no frozen price", **spec.at("models", i, "id"),
+                                 hint=f"add pricing.{model['id']} with input/output prices, as_of and source (an explicit \"0\" if it is free)")
+        for name in data["pricing"]:
+            if name not in model_ids:
+                self.diags.warning("LRC6002", f"pricing lists '{name}', which the edition does not run", **spec.at("pricing", name))
+        if standard is not None:
+            threshold = Decimal(data["qualifying"]["min_pass_rate"])
+            floor = Decimal(standard.data["policy"]["qualifying_pass_rate"])
+            if threshold < floor:
+                self.diags.error("LRC6007", f"qualifying pass rate {threshold} is below the standard's {floor}", **spec.at("qualifying", "min_pass_rate"))
+        supported: set[str] = set()
+        for i, workload in enumerate(workloads):
+            if workload is None:
+                continue
+            supported.update(workload.data["systems"].keys())
+            ours = {s.id for s in systems if s is not None}
+            if not ours & set(workload.data["systems"]):
+                self.diags.error("LRC6007", f"{workload.ref} supports none of the edition's systems", **spec.at("workloads", i))
+            for key, use in workload.data["systems"].items():
+                pinned = use["system"]
+                mine = next((s for s in systems if s is not None and s.id == key), None)
+                if mine is not None and mine.ref != pinned:
+                    self.diags.error("LRC6007", f"{workload.ref} pins {pinned} but the edition runs {mine.ref}", **spec.at("workloads", i))
+        for i, system in enumerate(systems):
+            if system is not None and system.id not in supported:
+                self.diags.warning("LRC6004", f"no workload of this edition runs {system.ref}", **spec.at("systems", i))
+        spec.normalized = data

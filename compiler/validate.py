@@ -1,0 +1,160 @@
+"""Stage 2: check each loaded spec against its kind's JSON Schema (Draft 2020-12).
+
+Schemas come from the project's schemas/ folder through an offline `referencing` registry;
+each validator is built once per compile and reused. Every error (not just the best match)
+becomes a diagnostic at the YAML position of the offending value, with its JSON pointer,
+a stable code by keyword, and a did-you-mean for unknown fields and values.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+from referencing import Registry, Resource
+
+from lrc.compiler.diagnostics import Diagnostics, pointer_of
+from lrc.compiler.load import SourceDoc
+
+KINDS = {"standard": "standard", "systems": "system", "workloads": "workload", "editions": "edition"}
+"""specs/ sub-folder -> spec kind (and schemas/<kind>.schema.json)."""
+
+
+@dataclass
+class SchemaSet:
+    """The project's schemas, loaded once, with one reusable validator per spec kind."""
+
+    schemas: dict[str, dict]
+    validators: dict[str, Draft202012Validator]
+    registry: Registry
+
+    @classmethod
+    def load(cls, schema_dir: Path) -> "SchemaSet":
+        schemas: dict[str, dict] = {}
+        resources = []
+        for path in sorted(schema_dir.glob("*.schema.json")):
+            schema = json.loads(path.read_text(encoding="utf-8"))
+            schemas[path.name.removesuffix(".schema.json")] = schema
+            resources.append((schema["$id"], Resource.from_contents(schema)))
+        registry = Registry().with_resources(resources)
+        validators = {
+            kind: Draft202012Validator(schema, registry=registry, format_checker=Draft202012Validator.FORMAT_CHECKER)
+            for kind, schema in schemas.items()
+        }
+        return cls(schemas, validators, registry)
+
+
+def _suggest(word: str, options: Iterable[str]) -> str | None:
+    match = difflib.get_close_matches(word, sorted(options), n=1, cutoff=0.6)
+    return match[0] if match else None
+
+
+def _known_properties(schema: dict) -> list[str]:
+    return sorted(schema.get("properties", {}).keys())
+
+
+def _type_hint(error: ValidationError) -> str | None:
+    expected = error.validator_value
+    if expected == "string" and isinstance(error.instance, (int, float)) and not isinstance(error.instance, bool):
+        return f'quote the value: "{error.instance}" (decimals are strings so they are never rounded through binary floats)'
+    if expected == "integer" and isinstance(error.instance, str) and error.instance.isdigit():
+        return f"write it without quotes: {error.instance}"
+    return None
+
+
+def _leaf_errors(error: ValidationError) -> list[ValidationError]:
+    """For oneOf/anyOf, the errors of the branch that got furthest, else the error itself."""
+    if error.validator in ("oneOf", "anyOf") and error.context:
+        best = max(error.context, key=lambda e: (len(e.absolute_path), -len(e.schema_path)))
+        depth = len(best.absolute_path)
+        branch = [e for e in error.context if len(e.absolute_path) == depth and e.schema_path[0] == best.schema_path[0]]
+        return branch or [error]
+    return [error]
+
+
+def _report(error: ValidationError, doc: SourceDoc, diags: Diagnostics) -> None:
+    parts = list(error.absolute_path)
+    pointer = pointer_of(parts)
+    line, col = doc.locate(pointer)
+    kw = error.validator
+    if kw == "required":
+        missing = [p for p in error.validator_value if isinstance(error.instance, dict) and p not in error.instance]
+        for name in missing or [str(error.message)]:
+            diags.error("LRC2002", f"missing required field '{name}'", path=doc.path, line=line, column=col,
+                        pointer=pointer, hint=f"add `{name}:` here")
+        return
+    if kw == "additionalProperties" and isinstance(error.instance, dict):
+        known = _known_properties(error.schema)
+        for key in sorted(k for k in error.instance if k not in known and not _matches_pattern_props(error.schema, k)):
+            kp = pointer_of(parts + [key])
+            kline, kcol = doc.locate_key(kp)
+            guess = _suggest(key, known)
+            diags.error("LRC2003", f"unknown field '{key}'", path=doc.path, line=kline, column=kcol, pointer=kp,
+                        hint=f"did you mean '{guess}'?" if guess else f"allowed here: {', '.join(known)}")
+        return
+    if kw == "propertyNames":
+        key = error.instance
+        kp = pointer_of(parts + [key]) if isinstance(key, str) else pointer
+        kline, kcol = doc.locate_key(kp)
+        allowed = error.validator_value.get("enum", []) if isinstance(error.validator_value, dict) else []
+        guess = _suggest(str(key), allowed)
+        diags.error("LRC2004", f"'{key}' is not an allowed key here", path=doc.path, line=kline, column=kcol, pointer=kp,
+                    hint=f"did you mean '{guess}'?" if guess else (f"allowed: {', '.join(allowed)}" if allowed else None))
+        return
+    if kw == "type":
+        diags.error("LRC2001", f"expected {error.validator_value}, found {_json_type(error.instance)}",
+                    path=doc.path, line=line, column=col, pointer=pointer, hint=_type_hint(error))
+        return
+    if kw in ("enum", "const"):
+        allowed = error.validator_value if kw == "enum" else [error.validator_value]
+        shown = ", ".join(json.dumps(a) for a in allowed)
+        guess = _suggest(str(error.instance), [str(a) for a in allowed]) if isinstance(error.instance, str) else None
+        diags.error("LRC2004", f"{json.dumps(error.instance)} is not allowed here (allowed: {shown})",
+                    path=doc.path, line=line, column=col, pointer=pointer,
+                    hint=f"did you mean {json.dumps(guess)}?" if guess else None)
+        return
+    if kw in ("pattern", "format"):
+        what = f"pattern {error.validator_value}" if kw == "pattern" else f"format '{error.validator_value}'"
+        diags.error("LRC2005", f"{json.dumps(error.instance)} does not match {what}", path=doc.path, line=line,
+                    column=col, pointer=pointer, hint=error.schema.get("description"))
+        return
+    diags.error("LRC2009", error.message, path=doc.path, line=line, column=col, pointer=pointer,
+                hint=error.schema.get("description") if isinstance(error.schema, dict) else None)
+
+
+def _matches_pattern_props(schema: dict, key: str) -> bool:
+    import re
+
+    return any(re.search(p, key) for p in schema.get("patternProperties", {}))
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return f"integer {value}"
+    if isinstance(value, float):
+        return f"number {value}"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def validate(doc: SourceDoc, kind: str, schemas: SchemaSet, diags: Diagnostics) -> bool:
+    """Validate one document; True when it has no schema errors."""
+    validator = schemas.validators[kind]
+    before = len(diags.items)
+    errors = sorted(validator.iter_errors(doc.data), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
+    for error in errors:
+        for leaf in _leaf_errors(error):
+            _report(leaf, doc, diags)
+    return not any(d.severity == "error" for d in diags.items[before:])

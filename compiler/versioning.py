@@ -1,0 +1,194 @@
+"""Stage 5: the version gate against the committed, append-only ledger.
+
+generated/ledger.jsonl records every `id@version -> digest` ever compiled, for specs and
+for code components; generated/ledger/ keeps the normalized content (or per-file code
+digests) of each recorded version so the gate can name what changed. Rules (DESIGN §2):
+same version + same digest is fine; same version + different digest is an error pointing
+at the `version:` line; a version lower than the latest recorded is an error; a bump with
+no content change is a warning. The primitive taxonomy may not change within a
+methodology major version.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lrc.compiler.diagnostics import Diagnostics, escape_pointer_token
+
+LEDGER = "generated/ledger.jsonl"
+SNAPSHOTS = "generated/ledger"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """What is compiled now: one spec or code component at one version."""
+
+    kind: str  # "standard" | "system" | "workload" | "edition" | "code"
+    id: str
+    version: int
+    digest: str
+    snapshot: Any  # normalized spec, or {"files": {...}} for code
+    path: str  # where its version is declared
+    line: int
+    column: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}:{self.id}"
+
+    def record(self) -> dict:
+        return {"kind": self.kind, "id": self.id, "version": self.version, "digest": self.digest}
+
+
+def snapshot_path(kind: str, ident: str, version: int) -> str:
+    return f"{SNAPSHOTS}/{kind}/{ident}.v{version}.json"
+
+
+def snapshot_bytes(value: Any) -> bytes:
+    return (json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+class Ledger:
+    """The recorded history: kind:id -> {version: digest}, in file order."""
+
+    def __init__(self, root: Path, lines: list[dict]):
+        self.root = root
+        self.lines = lines
+        self.history: dict[str, dict[int, str]] = {}
+        for rec in lines:
+            self.history.setdefault(f"{rec['kind']}:{rec['id']}", {})[rec["version"]] = rec["digest"]
+
+    @classmethod
+    def read(cls, root: Path, diags: Diagnostics) -> "Ledger":
+        path = root / LEDGER
+        lines: list[dict] = []
+        if not path.exists():
+            return cls(root, lines)
+        seen: dict[tuple, str] = {}
+        for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if not raw.strip():
+                continue
+            try:
+                rec = json.loads(raw)
+                ok = isinstance(rec, dict) and {"kind", "id", "version", "digest"} <= rec.keys() and isinstance(rec["version"], int)
+            except json.JSONDecodeError:
+                ok = False
+            if not ok:
+                diags.error("LRC5006", "malformed ledger line", path=LEDGER, line=n, column=1,
+                            hint="the ledger is machine-written and append-only; restore it from version control")
+                continue
+            key = (rec["kind"], rec["id"], rec["version"])
+            if key in seen and seen[key] != rec["digest"]:
+                diags.error("LRC5006", f"{rec['id']}@{rec['version']} is recorded twice with different digests",
+                            path=LEDGER, line=n, column=1)
+                continue
+            if key not in seen:
+                seen[key] = rec["digest"]
+                lines.append(rec)
+        return cls(root, lines)
+
+    def snapshot(self, kind: str, ident: str, version: int) -> Any | None:
+        path = self.root / snapshot_path(kind, ident, version)
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            return None
+
+    def serialize(self, lines: list[dict]) -> bytes:
+        return "".join(json.dumps(rec, sort_keys=True, ensure_ascii=False) + "\n" for rec in lines).encode("utf-8")
+
+
+def changed_pointers(old: Any, new: Any, prefix: str = "") -> list[str]:
+    """JSON pointers where two values differ (added, removed or changed)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[str] = []
+        for key in sorted(set(old) | set(new)):
+            sub = f"{prefix}/{escape_pointer_token(key)}"
+            if key not in old or key not in new:
+                out.append(sub)
+            else:
+                out.extend(changed_pointers(old[key], new[key], sub))
+        return out
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        out = []
+        for i, (a, b) in enumerate(zip(old, new)):
+            out.extend(changed_pointers(a, b, f"{prefix}/{i}"))
+        return out
+    return [] if old == new else [prefix or "/"]
+
+
+def _describe_changes(entry: Entry, previous: Any) -> tuple[str, ...]:
+    if previous is None:
+        return ("the recorded content of this version is not available to compare",)
+    pointers = changed_pointers(previous, entry.snapshot)
+    if entry.kind == "code":
+        files = [p.split("/", 2)[-1].replace("~1", "/") for p in pointers]
+        shown = files[:8]
+        return tuple(f"changed: {f}" for f in shown) + ((f"... and {len(files) - 8} more",) if len(files) > 8 else ())
+    shown = pointers[:8]
+    return tuple(f"changed: {p}" for p in shown) + ((f"... and {len(pointers) - 8} more",) if len(pointers) > 8 else ())
+
+
+def gate(entries: list[Entry], ledger: Ledger, diags: Diagnostics) -> list[Entry]:
+    """Check every entry against the ledger; return the entries to record."""
+    to_record: list[Entry] = []
+    for entry in entries:
+        recorded = ledger.history.get(entry.key, {})
+        where = {"path": entry.path, "line": entry.line, "column": entry.column}
+        code = entry.kind == "code"
+        label = f"{'code component' if code else entry.kind} {entry.id}"
+        bump = f"lrc bump {entry.id}"
+        if entry.version in recorded:
+            if recorded[entry.version] == entry.digest:
+                continue
+            latest = max(recorded)
+            notes = _describe_changes(entry, ledger.snapshot(entry.kind, entry.id, entry.version))
+            if entry.version == latest:
+                diags.error("LRC5101" if code else "LRC5001",
+                            f"{label} changed but its version is still {entry.version}",
+                            **where, pointer=None if code else "/version", notes=notes,
+                            hint=f"run `{bump}` (then update the references that pin {entry.id}.v{entry.version})")
+            else:
+                diags.error("LRC5103" if code else "LRC5003",
+                            f"{label} reuses version {entry.version}, recorded with other content (latest recorded: {latest})",
+                            **where, pointer=None if code else "/version", notes=notes,
+                            hint=f"set the version to {latest + 1} with `{bump}`")
+            continue
+        if recorded and entry.version < max(recorded):
+            latest = max(recorded)
+            diags.error("LRC5102" if code else "LRC5002",
+                        f"{label} declares version {entry.version}, lower than the recorded {latest}",
+                        **where, pointer=None if code else "/version",
+                        hint=f"versions only move forward: use {latest + 1} (`{bump}`)")
+            continue
+        if recorded and recorded[max(recorded)] == entry.digest:
+            diags.warning("LRC5104" if code else "LRC5004",
+                          f"{label} was bumped to {entry.version} but nothing changed since {max(recorded)}",
+                          **where, pointer=None if code else "/version")
+        to_record.append(entry)
+    return to_record
+
+
+def check_taxonomy(entries: list[Entry], ledger: Ledger, diags: Diagnostics) -> None:
+    """The primitive list is frozen within a methodology major version (seed §1.1, §7)."""
+    for entry in entries:
+        if entry.kind != "standard":
+            continue
+        major = entry.snapshot["methodology"].split(".")[0]
+        current = [p["id"] for p in entry.snapshot["primitives"]]
+        for version in sorted(ledger.history.get(entry.key, {})):
+            old = ledger.snapshot("standard", entry.id, version)
+            if not old or old.get("methodology", "").split(".")[0] != major:
+                continue
+            before = [p["id"] for p in old["primitives"]]
+            if before != current:
+                added = sorted(set(current) - set(before))
+                removed = sorted(set(before) - set(current))
+                diags.error("LRC5005", f"the primitive taxonomy differs from {entry.id}.v{version} within methodology {major}.x",
+                            path=entry.path, line=entry.line, column=entry.column, pointer="/primitives",
+                            notes=tuple([f"added: {', '.join(added)}"] if added else []) + tuple([f"removed: {', '.join(removed)}"] if removed else []),
+                            hint=f"keep the primitives of methodology {major}.x, or move to methodology {int(major) + 1}.0")
+                break

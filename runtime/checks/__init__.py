@@ -1,0 +1,1 @@
+"""Shared building blocks for generators and validators (randomness, results, money)."""

@@ -1,0 +1,1 @@
+"""Model access: the litellm adapter and the embedded reference models."""

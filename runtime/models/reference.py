@@ -1,0 +1,123 @@
+"""The embedded reference models, served to litellm as the custom provider `lrc`.
+
+They let the whole path (prompts -> litellm -> parsing -> grading -> report) run without
+keys or network, and they bound every workload from both sides:
+
+- `lrc/oracle` answers from the item's answer key, but only for what it can see in the
+  conversation; it must pass 100% (the infrastructure check, never scored);
+- `lrc/null` answers nothing; it must pass 0%;
+- `lrc/baseline` is each workload's deterministic non-LLM heuristic: an honest floor.
+
+The workload's behaviour comes from its `reference` component; the current workload and
+item reach the handler through a context variable the runtime sets around each run (they
+never travel in the request). Token usage is estimated deterministically (ceil(chars / 4))
+so the accounting path is exercised with stable numbers.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import math
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from litellm import CustomLLM
+from litellm.types.utils import Choices, Message, ModelResponse, Usage
+
+from lrc.runtime.workloads.base import Item, Reply
+
+COMPONENT_ID = "lrc.reference-models"
+COMPONENT_VERSION = 1
+
+PROVIDER = "lrc"
+MODELS = ("oracle", "null", "baseline")
+
+
+@dataclass(frozen=True)
+class ReferenceContext:
+    policies: ModuleType  # the workload's reference component
+    item: Item
+
+
+CURRENT: contextvars.ContextVar[ReferenceContext | None] = contextvars.ContextVar("lrc_reference_context", default=None)
+
+
+def estimate_tokens(text: str) -> int:
+    return math.ceil(len(text) / 4) if text else 0
+
+
+def _prompt_text(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> str:
+    parts = [json.dumps(tools, sort_keys=True)] if tools else []
+    for m in messages:
+        parts.append(str(m.get("content") or ""))
+        for call in m.get("tool_calls") or []:
+            fn = call.get("function", {}) if isinstance(call, dict) else {}
+            parts.append(str(fn.get("name", "")) + str(fn.get("arguments", "")))
+    return "\n".join(parts)
+
+
+def _plain_messages(messages: list[Any]) -> list[dict[str, Any]]:
+    out = []
+    for m in messages:
+        if hasattr(m, "model_dump"):
+            m = m.model_dump()
+        out.append(dict(m))
+    return out
+
+
+def respond(model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> Reply:
+    """The reference policy's reply; raises LookupError outside a run."""
+    name = model.split("/", 1)[-1]
+    if name == "null":
+        return Reply(content="")
+    ctx = CURRENT.get()
+    if ctx is None:
+        raise LookupError("lrc reference models run only inside `lrc execute` (no current item)")
+    if name == "oracle":
+        return ctx.policies.oracle(messages, tools, ctx.item)
+    if name == "baseline":
+        return ctx.policies.baseline(messages, tools)
+    raise LookupError(f"unknown reference model lrc/{name}; known: {', '.join('lrc/' + m for m in MODELS)}")
+
+
+class ReferenceProvider(CustomLLM):
+    """litellm custom handler for `lrc/<name>`."""
+
+    async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:
+        return self._complete(model, messages, kwargs)
+
+    def completion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:
+        return self._complete(model, messages, kwargs)
+
+    def _complete(self, model: str, messages: list, kwargs: dict[str, Any]) -> ModelResponse:
+        plain = _plain_messages(messages)
+        tools = (kwargs.get("optional_params") or {}).get("tools")
+        reply = respond(model, plain, tools)
+        tool_calls = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments, sort_keys=True)}}
+            for c in reply.tool_calls
+        ]
+        message = Message(role="assistant", content=reply.content, tool_calls=tool_calls or None)
+        completion_text = (reply.content or "") + "".join(c["function"]["name"] + c["function"]["arguments"] for c in tool_calls)
+        prompt_tokens = estimate_tokens(_prompt_text(plain, tools))
+        completion_tokens = estimate_tokens(completion_text)
+        return ModelResponse(
+            model=f"{PROVIDER}/{model}",
+            choices=[Choices(index=0, finish_reason="tool_calls" if tool_calls else "stop", message=message)],
+            usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, total_tokens=prompt_tokens + completion_tokens),
+        )
+
+
+def register(litellm_module: Any) -> None:
+    """Add the `lrc` provider to litellm's custom provider map (idempotent)."""
+    entries = [e for e in (litellm_module.custom_provider_map or []) if e.get("provider") != PROVIDER]
+    entries.append({"provider": PROVIDER, "custom_handler": ReferenceProvider()})
+    litellm_module.custom_provider_map = entries
+    try:  # litellm reads the map when it sets up providers; refresh it if this release has the hook
+        from litellm.utils import custom_llm_setup
+
+        custom_llm_setup()
+    except ImportError:  # pragma: no cover - older/newer releases set up lazily
+        pass

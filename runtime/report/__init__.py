@@ -1,0 +1,1 @@
+"""Aggregation, metrics and the artifacts a run leaves behind (cells, rate card, traces)."""

@@ -1,0 +1,1 @@
+"""How a model is run on an item: single-shot and agentic."""

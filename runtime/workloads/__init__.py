@@ -1,0 +1,1 @@
+"""One package per workload: generator, grading, tools and reference behaviour."""
