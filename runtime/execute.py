@@ -1,0 +1,299 @@
+"""`lrc execute PLAN.lock --out DIR`: verify, generate, run, journal, grade, report.
+
+The runtime reads nothing but the lock, the running code and (for a held-out edition) the
+seed file. Runs go through litellm with bounded, 429-adaptive concurrency per model; every
+finished call and run is journaled, so a killed execute resumes where it stopped and ends
+with the same results as an uninterrupted one. Results are rebuilt from the journal alone
+(`lrc report` does just that).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import importlib
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from lrc.runtime.lock import format as lockformat
+from lrc.runtime.lock.canonical import digest, digest_bytes
+from lrc.runtime.lock.templating import render
+
+EXIT_OK, EXIT_PROBLEMS, EXIT_INCOMPLETE, EXIT_REFUSED = 0, 1, 3, 4
+
+
+class Refused(Exception):
+    """The lock, the seed or the output folder cannot be used; nothing was run."""
+
+
+class Aborted(Exception):
+    """A configuration problem stopped the run (missing key, rejected request)."""
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    key: str
+    workload: str
+    model: str
+    system: str
+    item_index: int
+    item_id: str
+    repetition: int
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+# -- loading and verification --------------------------------------------------------------
+
+def load_verified(lock_path: Path) -> dict[str, Any]:
+    from lrc.runtime.verify import verify
+
+    try:
+        data = lock_path.read_bytes()
+    except OSError as exc:
+        raise Refused(f"cannot read {lock_path}: {exc.strerror}") from exc
+    try:
+        lock = lockformat.loads(data)
+    except lockformat.LockError as exc:
+        raise Refused(f"{lock_path}: {exc}") from exc
+    problems = verify(lock)
+    if problems:
+        raise Refused(f"{lock_path} refused:\n  " + "\n  ".join(problems))
+    return lock
+
+
+def resolve_seed(plan: dict[str, Any], seed_file: Path | None) -> str:
+    seed = plan["seed"]
+    if seed["policy"] == "public":
+        if seed_file is not None:
+            raise Refused("this edition's seed is public and locked; do not pass --seed-file")
+        return seed["value"]
+    if seed_file is None:
+        raise Refused("this edition has a held-out seed: pass --seed-file with the seed whose commitment is locked")
+    try:
+        value = seed_file.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise Refused(f"cannot read the seed file {seed_file}: {exc.strerror}") from exc
+    if digest_bytes("seed", value.encode("utf-8")) != seed["commitment"]:
+        raise Refused(f"{seed_file} does not match the locked seed commitment {seed['commitment']}")
+    return value
+
+
+def import_modules(plan: dict[str, Any]) -> dict[str, ModuleType]:
+    return {ref: importlib.import_module(entry["module"]) for ref, entry in sorted(plan["code"].items())}
+
+
+# -- planning -------------------------------------------------------------------------------
+
+def plan_runs(plan: dict[str, Any], items: dict[str, list]) -> list[RunSpec]:
+    from lrc.runtime.journal import run_key
+
+    edition = plan["edition"]["spec"]
+    reps = edition.get("repetitions", 1)
+    edition_systems = {plan["systems"][ref]["spec"]["id"] for ref in edition["systems"]}
+    runs: list[RunSpec] = []
+    for wref, wl in plan["workloads"].items():
+        for model in sorted(plan["models"]):
+            for system in sorted(set(wl["spec"]["systems"]) & edition_systems):
+                for item in items[wref]:
+                    for rep in range(1, reps + 1):
+                        runs.append(RunSpec(run_key(wref, model, system, item.item_id, rep), wref, model, system, item.index, item.item_id, rep))
+    return runs
+
+
+def render_messages(workload: dict[str, Any], system: str, item) -> list[dict[str, Any]]:
+    prompts = workload["prompts"][system]
+    context = {"task": workload["spec"]["task"], "item": item.context}
+    return [{"role": "system", "content": render(prompts["system"]["template"], context)},
+            {"role": "user", "content": render(prompts["user"]["template"], context)}]
+
+
+# -- execution ------------------------------------------------------------------------------
+
+async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, list], modules: dict[str, ModuleType],
+                   journal, progress: bool) -> None:
+    from lrc.runtime.models import adapter
+    from lrc.runtime.models.reference import CURRENT, ReferenceContext
+    from lrc.runtime.systems.base import RunContext, Turn
+
+    limiters = {m: adapter.AdaptiveLimiter(entry.get("max_concurrency", 4)) for m, entry in plan["models"].items()}
+    pending = [r for r in runs if r.key not in journal.runs]
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(runs), initial=len(runs) - len(pending), desc="runs", unit="run", file=sys.stderr,
+                   disable=None, dynamic_ncols=True)
+
+    async def one(spec: RunSpec) -> None:
+        workload = plan["workloads"][spec.workload]
+        model = plan["models"][spec.model]
+        system_ref = workload["spec"]["systems"][spec.system]["system"]
+        system = plan["systems"][system_ref]["spec"]
+        item = items[spec.workload][spec.item_index]
+        runner = modules[system["implementation"]]
+        use = workload["spec"]["systems"][spec.system]
+        toolbox = None
+        if use.get("tools"):
+            tools_module = modules[use["tools"]["implementation"]]
+            toolbox = tools_module.Toolbox(item, max_result_chars=use["tools"].get("max_result_chars", 20000))
+        if model.get("reference"):
+            CURRENT.set(ReferenceContext(modules[workload["spec"]["reference"]["implementation"]], item))
+
+        async def call(step: int, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> Turn:
+            request = digest("request", {"model": spec.model, "sampling": model.get("sampling", {}), "messages": messages, "tools": tools})
+            done = journal.calls.get((spec.key, step))
+            if done is not None:
+                if done["request"] != request:
+                    raise Aborted(f"{spec.key} step {step}: the request differs from the journaled one; the run is not deterministic")
+                r = done["response"]
+                return Turn(r["message"], r["finish_reason"], r["refusal"])
+            res = await adapter.complete(model, messages, tools, system.get("request_timeout_seconds", 300), limiters[spec.model])
+            journal.append({"type": "call", "run": spec.key, "step": step, "request": request,
+                            "response": {"message": res.message, "finish_reason": res.finish_reason, "refusal": res.refusal},
+                            "usage": res.usage, "attempts": res.attempts, "response_model": res.response_model,
+                            "infra_failures": [vars(f) for f in res.failures], "latency_ms": res.latency_ms})
+            return Turn(res.message, res.finish_reason, res.refusal)
+
+        ctx = RunContext(messages=render_messages(workload, spec.system, item), tools=workload["tools"].get(spec.system, []),
+                         terminal_tools=workload["terminal_tools"].get(spec.system, []), max_steps=system.get("max_steps", 1),
+                         call=call, toolbox=toolbox)
+        try:
+            outcome = await runner.run(ctx)
+        except adapter.InfraExhausted as exc:
+            journal.append({"type": "infra_exhausted", "run": spec.key, "failures": [vars(f) for f in exc.failures]})
+            if bar:
+                bar.update(1)
+            return
+        except adapter.ConfigError as exc:
+            raise Aborted(str(exc)) from exc
+        journal.append({
+            "type": "run", "run": spec.key, "workload": spec.workload, "model": spec.model, "system": spec.system,
+            "item": spec.item_id, "item_index": spec.item_index, "repetition": spec.repetition,
+            "outcome": outcome.outcome, "steps": outcome.steps, "answer_text": outcome.answer_text,
+            "answer": outcome.answer, "submitted": outcome.submitted, "transcript": outcome.transcript, "events": outcome.events,
+        })
+        if bar:
+            bar.update(1)
+
+    tasks = [asyncio.ensure_future(one(r)) for r in pending]
+    try:
+        for fut in asyncio.as_completed(tasks):
+            await fut
+    except BaseException:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    finally:
+        if bar:
+            bar.close()
+
+
+# -- entry points ---------------------------------------------------------------------------
+
+class _OutLock:
+    """One `lrc execute` per output folder at a time."""
+
+    def __init__(self, out: Path):
+        out.mkdir(parents=True, exist_ok=True)
+        self.fh = open(out / ".lrc-execute.lock", "w")
+
+    def __enter__(self) -> "_OutLock":
+        try:
+            fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            raise Refused(f"another `lrc execute` is using {self.fh.name.rsplit('/', 1)[0]}") from exc
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        fcntl.flock(self.fh, fcntl.LOCK_UN)
+        self.fh.close()
+
+
+def run(lock_path: Path, out: Path, seed_file: Path | None = None, progress: bool = True) -> int:
+    from lrc.runtime import items as item_gen
+    from lrc.runtime.journal import Journal, JournalError
+    from lrc.runtime.models import adapter
+    from lrc.runtime.redact import build_redactor
+    from lrc.runtime.report import outputs
+
+    lock = load_verified(lock_path)
+    plan = lock["plan"]
+    seed = resolve_seed(plan, seed_file)
+    used_models = [dict(m) for m in plan["models"].values()]
+    missing = adapter.missing_credentials(used_models)
+    if missing:
+        lines = [f"{model}: set {' and '.join(names)}" for model, names in missing]
+        raise Aborted("missing API credentials, nothing was called:\n  " + "\n  ".join(lines))
+    modules = import_modules(plan)
+    with _OutLock(out):
+        try:
+            journal = Journal(out / "journal.jsonl", lock["root_digest"], plan["edition"]["ref"], redact=build_redactor())
+        except JournalError as exc:
+            raise Refused(str(exc)) from exc
+        if journal.truncated_tail:
+            _say("note: the journal's last line was incomplete (the previous run was killed mid-write); it was cut off")
+        items = item_gen.generate(plan, seed)
+        item_gen.write(items, out)
+        runs = plan_runs(plan, items)
+        done = sum(1 for r in runs if r.key in journal.runs)
+        if done:
+            _say(f"resuming: {done} of {len(runs)} runs already journaled; they are not repeated")
+        try:
+            asyncio.run(_execute(plan, runs, items, modules, journal, progress))
+        finally:
+            journal.close()
+        summary = outputs.write_all(lock, plan, runs, items, modules, Journal(out / "journal.jsonl", lock["root_digest"], plan["edition"]["ref"]), out)
+    print(summary.card, end="")
+    print(summary.where)
+    if summary.incomplete:
+        _say(f"lrc execute: {summary.incomplete} run(s) were excluded after exhausting infrastructure retries; "
+             f"run the same command again to resume them.")
+        return EXIT_INCOMPLETE
+    return EXIT_OK
+
+
+def run_cli(lock_path: Path, out: Path, seed_file: Path | None = None, progress: bool = True) -> int:
+    try:
+        return run(lock_path, out, seed_file, progress)
+    except Refused as exc:
+        _say(f"lrc execute: {exc}")
+        return EXIT_REFUSED
+    except Aborted as exc:
+        _say(f"lrc execute: {exc}")
+        return EXIT_PROBLEMS
+
+
+def report_cli(lock_path: Path, out: Path) -> int:
+    """Rebuild every output of a run folder from its journal, without calling any model."""
+    from lrc.runtime import items as item_gen
+    from lrc.runtime.journal import Journal, JournalError
+    from lrc.runtime.report import outputs
+
+    try:
+        lock = load_verified(lock_path)
+        plan = lock["plan"]
+        if not (out / "journal.jsonl").exists():
+            raise Refused(f"{out} has no journal.jsonl; run `lrc execute` first")
+        try:
+            journal = Journal(out / "journal.jsonl", lock["root_digest"], plan["edition"]["ref"])
+        except JournalError as exc:
+            raise Refused(str(exc)) from exc
+        seed = resolve_seed(plan, None) if plan["seed"]["policy"] == "public" else None
+        if seed is None:
+            raise Refused("a held-out edition's report needs its items; rerun `lrc execute` with --seed-file")
+        items = item_gen.generate(plan, seed)
+        runs = plan_runs(plan, items)
+        summary = outputs.write_all(lock, plan, runs, items, import_modules(plan), journal, out)
+    except Refused as exc:
+        _say(f"lrc report: {exc}")
+        return EXIT_REFUSED
+    print(summary.card, end="")
+    print(summary.where)
+    return EXIT_INCOMPLETE if summary.incomplete else EXIT_OK

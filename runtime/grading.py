@@ -1,0 +1,82 @@
+"""Step 5 of `lrc execute`: turn a finished run into a verdict with every result behind it.
+
+Order matters and is fixed: the run's outcome (step cap, refusal, no answer) first; then
+the answer is parsed and normalized by the workload; then the output contract; then the
+workload's validators. A deterministic failure is a failure whatever else says. Grading
+reads only the journal's record of the run and the item's answer key, so it can be
+re-run at any time (`lrc report`) with identical results.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+from lrc.runtime.checks import contract
+from lrc.runtime.checks.results import ValidatorResult, blocking_failures, result
+
+OUTCOME_CATEGORY = {
+    "step_cap": "step-cap-exceeded",
+    "refusal": "refusal",
+    "no_answer": "no-answer",
+}
+
+
+def _validator_fn(module: ModuleType, name: str):
+    table = getattr(module, "VALIDATORS", None)
+    if isinstance(table, dict):
+        if name not in table:
+            raise LookupError(f"{module.__name__} has no validator '{name}' (has: {', '.join(sorted(table))})")
+        return table[name]
+    return module.validate
+
+
+def grade(workload: dict[str, Any], run: dict[str, Any], answer_key: dict[str, Any], modules: dict[str, ModuleType]) -> dict[str, Any]:
+    """Evaluation record: validator results, verdict, failure categories, outcome."""
+    spec = workload["spec"]
+    results: list[ValidatorResult] = []
+    outcome = run["outcome"]
+    categories: list[str] = []
+    if outcome != "answered":
+        results.append(result("lrc.run-outcome", 1, "fail", observed=outcome, expected="an answer", location=f"step {run['steps']}",
+                              message={"step_cap": f"the model was still acting after the {run['steps']}-step cap",
+                                       "refusal": "the model refused",
+                                       "no_answer": "the model gave no answer"}.get(outcome, outcome)))
+        categories.append(OUTCOME_CATEGORY.get(outcome, outcome))
+        return {"results": results, "verdict": "fail", "outcome": outcome, "failure_categories": categories}
+
+    checks = spec["grading"]["checks"]
+    first_module = modules[checks[0]["check"]]
+    if run.get("submitted"):
+        answer: Any = run.get("answer")
+    else:
+        try:
+            answer = contract.extract_json(run.get("answer_text"))
+        except contract.NoJSON as exc:
+            results.append(contract.unparseable(str(exc)))
+            return {"results": results, "verdict": "fail", "outcome": "invalid_output", "failure_categories": ["invalid-output"]}
+    normalize = getattr(first_module, "normalize", None)
+    if normalize is not None:
+        answer = normalize(answer)
+    shape = contract.check(answer, spec["output"]["schema"])
+    results.append(shape)
+    if shape["status"] != "pass":
+        return {"results": results, "verdict": "fail", "outcome": "invalid_output", "failure_categories": ["invalid-output"],
+                "answer": answer}
+    workload_results: list[ValidatorResult] = []
+    for check in checks:
+        fn = _validator_fn(modules[check["check"]], check["validator"])
+        produced = fn(answer, answer_key, check.get("params", {}))
+        if check.get("severity", "error") != "error":
+            for r in produced:
+                r["severity"] = check["severity"] if r["severity"] == "error" else r["severity"]
+        workload_results.extend(produced)
+    results.extend(workload_results)
+    failed = blocking_failures(results)
+    if not failed:
+        verdict = "pass"
+    else:
+        passed_blocking = [r for r in workload_results if r["severity"] == "error" and r["status"] == "pass"]
+        verdict = "partial" if passed_blocking else "fail"
+        categories.append("wrong-answer")
+    return {"results": results, "verdict": verdict, "outcome": "answered", "failure_categories": categories, "answer": answer}

@@ -1,0 +1,261 @@
+"""Every model call goes through here, and through litellm.
+
+litellm is imported only by this module (and the reference provider), only when a plan
+runs, and always offline-safe: the cost map is the bundled one and no tokenizer is fetched.
+Retries are ours (`num_retries=0`, `max_retries=0` for the provider SDK) so infrastructure
+errors and model failures stay apart: 429, 5xx, timeouts and connection errors are retried
+with backoff and counted; a content-policy refusal is a model result; authentication, bad
+requests and unknown models abort the run as configuration problems.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from lrc.runtime.models.offline import OFFLINE_ENV
+
+_litellm: Any = None
+
+
+def load_litellm() -> Any:
+    """Import litellm once, offline-safe, with the reference provider registered."""
+    global _litellm
+    if _litellm is not None:
+        return _litellm
+    for key, value in OFFLINE_ENV.items():
+        os.environ[key] = value  # again, in case a caller changed them after import
+    import logging
+
+    import litellm
+
+    litellm.suppress_debug_info = True
+    litellm.drop_params = False
+    litellm.telemetry = False
+    for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "httpx"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    from lrc.runtime.models import reference
+
+    reference.register(litellm)
+    _litellm = litellm
+    return litellm
+
+
+class ConfigError(Exception):
+    """A problem no retry can fix: bad key, unknown model, a request the provider rejects."""
+
+
+@dataclass
+class InfraFailure:
+    kind: str
+    status: int | None
+    message: str
+
+
+class InfraExhausted(Exception):
+    """Infrastructure errors outlasted every retry; the run is excluded, not graded."""
+
+    def __init__(self, failures: list[InfraFailure]):
+        super().__init__(f"{len(failures)} infrastructure failure(s); last: {failures[-1].kind}: {failures[-1].message}")
+        self.failures = failures
+
+
+@dataclass
+class CallResult:
+    message: dict[str, Any]
+    finish_reason: str | None
+    refusal: bool
+    usage: dict[str, int]
+    attempts: int
+    failures: list[InfraFailure] = field(default_factory=list)
+    latency_ms: int = 0
+    response_model: str | None = None
+
+
+def _retry_settings() -> tuple[int, float, float]:
+    attempts = int(os.environ.get("LRC_MAX_ATTEMPTS", "8"))
+    base = float(os.environ.get("LRC_RETRY_BASE_SECONDS", "2"))
+    cap = float(os.environ.get("LRC_RETRY_MAX_SECONDS", "60"))
+    return max(1, attempts), max(0.0, base), max(0.0, cap)
+
+
+class AdaptiveLimiter:
+    """Bounded concurrency per model that backs off on 429s and recovers slowly."""
+
+    def __init__(self, limit: int):
+        self.max = max(1, limit)
+        self.limit = self.max
+        self.active = 0
+        self.successes = 0
+        self.reductions = 0
+        self._cond = asyncio.Condition()
+
+    async def __aenter__(self) -> "AdaptiveLimiter":
+        async with self._cond:
+            await self._cond.wait_for(lambda: self.active < self.limit)
+            self.active += 1
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        async with self._cond:
+            self.active -= 1
+            self._cond.notify_all()
+
+    def rate_limited(self) -> None:
+        new = max(1, (self.limit * 4) // 5 if self.limit > 4 else self.limit - 1)
+        if new < self.limit:
+            self.reductions += 1
+        self.limit = new
+        self.successes = 0
+
+    def succeeded(self) -> None:
+        self.successes += 1
+        if self.limit < self.max and self.successes >= 4 * self.limit:
+            self.limit += 1
+            self.successes = 0
+
+
+def _classify(exc: Exception, litellm: Any) -> tuple[str, InfraFailure | None, bool]:
+    """('infra'|'refusal'|'config', failure, is_rate_limit)."""
+    ex = litellm.exceptions
+    status = getattr(exc, "status_code", None)
+    message = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+    failure = InfraFailure(type(exc).__name__, status if isinstance(status, int) else None, message)
+    if isinstance(exc, ex.RateLimitError):
+        return "infra", failure, True
+    if isinstance(exc, getattr(ex, "ContentPolicyViolationError", ())):
+        return "refusal", failure, False
+    infra_types = tuple(t for t in (getattr(ex, n, None) for n in (
+        "Timeout", "APIConnectionError", "InternalServerError", "ServiceUnavailableError", "BadGatewayError")) if t)
+    if isinstance(exc, infra_types) or isinstance(exc, (asyncio.TimeoutError, ConnectionError)):
+        return "infra", failure, False
+    if isinstance(exc, getattr(ex, "APIError", ())) and isinstance(status, int) and status >= 500:
+        return "infra", failure, False
+    return "config", failure, False
+
+
+def split_usage(usage: Any, price: dict[str, Any]) -> dict[str, int]:
+    """Provider usage -> our token classes (input, cached_input, cache_write, output, reasoning)."""
+    if usage is None:
+        raise ConfigError("the provider returned no token usage; cost cannot be computed")
+    u = usage.model_dump() if hasattr(usage, "model_dump") else dict(usage)
+    prompt = int(u.get("prompt_tokens") or 0)
+    completion = int(u.get("completion_tokens") or 0)
+    details = u.get("prompt_tokens_details") or {}
+    cached = int((details.get("cached_tokens") if isinstance(details, dict) else 0) or 0)
+    cache_write = int(u.get("cache_creation_input_tokens") or 0)
+    cdetails = u.get("completion_tokens_details") or {}
+    reasoning = int((cdetails.get("reasoning_tokens") if isinstance(cdetails, dict) else 0) or 0)
+    separate_reasoning = "reasoning" in price
+    return {
+        "input": max(0, prompt - cached - cache_write),
+        "cached_input": cached,
+        "cache_write": cache_write,
+        "output": completion - reasoning if separate_reasoning else completion,
+        "reasoning": reasoning if separate_reasoning else 0,
+    }
+
+
+def _message_dict(message: Any) -> dict[str, Any]:
+    calls = []
+    for c in getattr(message, "tool_calls", None) or []:
+        fn = c.function
+        calls.append({"id": c.id, "type": "function", "function": {"name": fn.name, "arguments": fn.arguments or "{}"}})
+    out: dict[str, Any] = {"role": "assistant", "content": getattr(message, "content", None)}
+    if calls:
+        out["tool_calls"] = calls
+    return out
+
+
+async def complete(
+    model: dict[str, Any],
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    timeout: int,
+    limiter: AdaptiveLimiter,
+) -> CallResult:
+    """One model request with infra retries; raises InfraExhausted or ConfigError."""
+    litellm = load_litellm()
+    max_attempts, base, cap = _retry_settings()
+    kwargs: dict[str, Any] = {"model": model["id"], "messages": messages, "timeout": timeout, "num_retries": 0, "max_retries": 0}
+    kwargs.update(model.get("sampling") or {})
+    if tools:
+        kwargs["tools"] = tools
+        kwargs["tool_choice"] = "auto"
+    if model.get("api_base"):
+        kwargs["api_base"] = model["api_base"]
+    if model.get("api_key_env"):
+        kwargs["api_key"] = os.environ.get(model["api_key_env"], "")
+    failures: list[InfraFailure] = []
+    for attempt in range(1, max_attempts + 1):
+        started = time.monotonic()
+        try:
+            async with limiter:
+                response = await litellm.acompletion(**kwargs)
+            limiter.succeeded()
+        except Exception as exc:  # noqa: BLE001 - classified below, nothing is swallowed
+            kind, failure, rate_limited = _classify(exc, litellm)
+            if kind == "refusal":
+                return CallResult({"role": "assistant", "content": None}, "content_filter", True,
+                                  {"input": 0, "cached_input": 0, "cache_write": 0, "output": 0, "reasoning": 0},
+                                  attempt, failures, int((time.monotonic() - started) * 1000))
+            if kind == "config":
+                raise ConfigError(f"{model['id']}: {failure.kind}: {failure.message}") from exc
+            failures.append(failure)
+            if rate_limited:
+                limiter.rate_limited()
+            if attempt == max_attempts:
+                raise InfraExhausted(failures) from exc
+            retry_after = _retry_after(exc)
+            await asyncio.sleep(min(cap, retry_after if retry_after is not None else base * (2 ** (attempt - 1))))
+            continue
+        choice = response.choices[0]
+        message = _message_dict(choice.message)
+        finish = getattr(choice, "finish_reason", None)
+        refusal = finish == "content_filter" or bool(getattr(choice.message, "refusal", None))
+        return CallResult(
+            message=message,
+            finish_reason=finish,
+            refusal=refusal,
+            usage=split_usage(getattr(response, "usage", None), model["price"]),
+            attempts=attempt,
+            failures=failures,
+            latency_ms=int((time.monotonic() - started) * 1000),
+            response_model=getattr(response, "model", None),
+        )
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _retry_after(exc: Exception) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None) or {}
+    try:
+        value = headers.get("retry-after") if hasattr(headers, "get") else None
+        return float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def missing_credentials(models: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
+    """(model, missing environment variables) for every real model without its key."""
+    missing: list[tuple[str, list[str]]] = []
+    real = [m for m in models if not m.get("reference")]
+    if not real:
+        return missing
+    litellm = load_litellm()
+    for model in real:
+        if model.get("api_key_env"):
+            if not os.environ.get(model["api_key_env"]):
+                missing.append((model["id"], [model["api_key_env"]]))
+            continue
+        try:
+            env = litellm.validate_environment(model=model["id"], api_base=model.get("api_base"))
+        except Exception:  # noqa: BLE001 - an unknown provider is reported as such
+            missing.append((model["id"], ["<litellm does not know this provider>"]))
+            continue
+        if not env.get("keys_in_environment", False) and env.get("missing_keys"):
+            missing.append((model["id"], sorted(env["missing_keys"])))
+    return missing

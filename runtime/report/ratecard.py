@@ -1,0 +1,225 @@
+"""The rate card (seed §6): one line per workload, the quality bar, footer and disclaimer.
+
+The headline keeps the seed's shape -- `Job — $X (Model A, cheapest qualifying) · $Y (Model B,
+flagship)` -- and every rate shown is followed by the evidence behind it (s/n, Wilson 95%
+interval, CPO with its bootstrap interval), because at n = 15 a qualifying call can flip by
+chance (benchmark-method-anchors §7.4). Rates are recomputed exactly from the cell's summed
+cost and successes, not from the rounded CPO string.
+"""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any, Mapping
+
+from lrc.runtime.pricing import format_usd
+from lrc.runtime.report.aggregate import CELL_KEY, CHECK_ROLES, exact_cpo
+from lrc.runtime.report.stats import MONEY_CONTEXT
+
+if TYPE_CHECKING:
+    import polars as pl
+
+METHODOLOGY = "1.0"
+DEFAULT_DISCLAIMER = "Rates are measurements under this methodology, not quotes or guarantees."
+_SYSTEM_ORDER = {"single-shot": 0, "agentic": 1}
+
+
+def _esc(text: Any) -> str:
+    return str(text).replace("|", "\\|")
+
+
+def _decimal(value: Fraction) -> Decimal:
+    return MONEY_CONTEXT.divide(Decimal(value.numerator), Decimal(value.denominator))
+
+
+def _items_per_card(edition: Mapping[str, Any], workload: str) -> tuple[str, Fraction]:
+    """The card's job text and how many items make up its volume (1,000 emails = 50 batches)."""
+    spec = edition.get("workloads", {}).get(workload)
+    if not spec:
+        return f"{workload} (per item)", Fraction(1)
+    volume = Fraction(str(spec["volume_units"])) / Fraction(str(spec.get("units_per_item", 1)))
+    return str(spec["job"]), volume
+
+
+def _usd(amount: Decimal) -> str:
+    """Dollars with at least three significant digits (CPO of a cheap model is $0.000142,
+    not $0.00); whole-cent amounts keep the usual two places."""
+    places = 2 if amount.is_zero() else max(2, 2 - amount.adjusted())
+    text = format_usd(amount, places)
+    whole, _, frac = text.partition(".")
+    # Extra places are for significance only: drop their trailing zeros ($0.750 -> $0.75).
+    return f"{whole}.{frac[:2]}{frac[2:].rstrip('0')}" if frac else text
+
+
+def _pass(cell: Mapping[str, Any]) -> str:
+    if not cell["n"]:
+        return f"n/a (0 graded; {cell['infra_excluded']} infra-excluded)"
+    return f"{cell['passes']}/{cell['n']}"
+
+
+def _wilson(cell: Mapping[str, Any]) -> str:
+    if cell["wilson_low"] is None:
+        return "n/a"
+    return f"[{cell['wilson_low']:.3f}, {cell['wilson_high']:.3f}]"
+
+
+def _cpo(cell: Mapping[str, Any]) -> str:
+    if not cell["n"]:
+        return "n/a"
+    if cell["cpo_usd"] is None:
+        return f"∞ (no success; spent {_usd(Decimal(cell['cost_usd']))})"
+    text = _usd(Decimal(cell["cpo_usd"]))
+    if cell["cpo_low"] is not None:
+        text += (
+            f" (bootstrap 95% {_usd(Decimal(cell['cpo_low']))}–"
+            f"{_usd(Decimal(cell['cpo_high']))}"
+        )
+        if cell["cpo_p_no_success"]:
+            text += f"; P(no success) {cell['cpo_p_no_success']:.1%}"
+        text += ")"
+    return text
+
+
+def _rate(cell: Mapping[str, Any], items: Fraction) -> str:
+    """Rate = CPO x items in the card's volume, or the honest reason there is none."""
+    if not cell["n"]:
+        return "n/a (no graded runs)"
+    value = exact_cpo(cell)
+    if value is None:
+        return f"∞ (no success; spent {_usd(Decimal(cell['cost_usd']))})"
+    return format_usd(_decimal(value * items))
+
+
+def _ratio(value: Decimal | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"×{value.quantize(Decimal('0.01'), rounding=ROUND_HALF_UP)}"
+
+
+def _evidence(cell: Mapping[str, Any]) -> str:
+    return f"  - {cell['model']}: pass {_pass(cell)}, Wilson 95% {_wilson(cell)}; CPO {_cpo(cell)}"
+
+
+def _quality_bar(cells: list[dict[str, Any]], threshold: str) -> str:
+    ns = sorted({c["n"] for c in cells})
+    if not ns:
+        return f"Quality bar: pass rate ≥ {threshold} (no runs yet)."
+    unit = "items" if all(c["n"] == c["items"] for c in cells) else "graded runs"
+    size = f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]}–{ns[-1]}"
+    return (
+        f"Quality bar: pass rate ≥ {threshold} on {size} {unit} per cell. "
+        "Intervals are Wilson 95% for pass rates and cluster-bootstrap 95% for CPO."
+    )
+
+
+def _rate_line(workload: str, system: str, info: Mapping[str, Any],
+               by_key: Mapping[tuple, dict[str, Any]], edition: Mapping[str, Any],
+               threshold: str) -> list[str]:
+    job, items = _items_per_card(edition, workload)
+    parts, evidence = [], []
+    cheapest = info["cheapest_qualifying"]
+    if cheapest:
+        cell = by_key[(workload, cheapest["model"], system)]
+        parts.append(f"{_rate(cell, items)} ({cheapest['model']}, cheapest qualifying)")
+        evidence.append(_evidence(cell))
+    else:
+        parts.append(f"no qualifying model at pass ≥ {threshold}")
+    for flagship in info["flagships"]:
+        cell = by_key.get((workload, flagship["model"], system))
+        if cell is None:
+            parts.append(f"flagship {flagship['model']} not run")
+            continue
+        parts.append(f"{_rate(cell, items)} ({flagship['model']}, flagship)")
+        if not cheapest or cheapest["model"] != flagship["model"]:
+            evidence.append(_evidence(cell))
+        if cheapest:
+            evidence.append(
+                f"  - frontier premium (flagship CPO ÷ cheapest-qualifying CPO): "
+                f"{_ratio(flagship['frontier_premium'])}"
+            )
+    return [f"- {job} — " + " · ".join(parts), *evidence]
+
+
+def _cell_table(cells: list[dict[str, Any]], threshold: str) -> list[str]:
+    lines = [
+        f"| model | system | role | passes/n | Wilson 95% | P(p ≥ {threshold}) | cost | "
+        "CPO | qualifying | notes |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c in cells:
+        is_check = c["role"] in CHECK_ROLES
+        notes = [
+            f"{c[k]} {label}" for k, label in (
+                ("infra_excluded", "infra-excluded"), ("infra_retries", "infra retries"),
+                ("step_cap", "step cap"), ("refusals", "refusals"),
+                ("invalid_output", "invalid output"), ("no_answer", "no answer"),
+            ) if c[k]
+        ]
+        if Decimal(c["infra_cost_usd"]):
+            notes.append(f"infra spend {_usd(Decimal(c['infra_cost_usd']))} (not in CPO)")
+        qualifying = "check (not scored)" if is_check else ("yes" if c["qualifying"] else "no")
+        p_q = "n/a" if c["p_qualifying"] is None else f"{c['p_qualifying']:.3f}"
+        role = f"{c['role']} (check)" if is_check else c["role"]
+        lines.append("| " + " | ".join(_esc(v) for v in (
+            c["model"], c["system"], role, _pass(c), _wilson(c), p_q,
+            _usd(Decimal(c["cost_usd"])), _cpo(c), qualifying, "; ".join(notes) or "—",
+        )) + " |")
+    return lines
+
+
+def rate_card_markdown(cells: pl.DataFrame, derived: Mapping[str, Any],
+                       edition: Mapping[str, Any]) -> str:
+    """The rate card as Markdown: rates per system, multipliers, cell tables, footer."""
+    threshold = str(edition["qualifying_threshold"])
+    rows = sorted(cells.iter_rows(named=True), key=lambda c: tuple(c[k] for k in CELL_KEY))
+    by_key = {tuple(c[k] for k in CELL_KEY): c for c in rows}
+    brand = edition.get("brand", "LedgerRate")
+    out = [
+        f"# {brand} rate card — edition {edition.get('id', '?')} v{edition.get('version', '?')}"
+        f" ({edition.get('date', 'undated')})",
+        "",
+        _quality_bar([c for c in rows if c["role"] not in CHECK_ROLES], threshold),
+        "",
+    ]
+    workloads = derived["workloads"]
+    systems = sorted({s for w in workloads.values() for s in w["systems"]},
+                     key=lambda s: (_SYSTEM_ORDER.get(s, 99), s))
+    for system in systems:
+        out += [f"## Rates — {system}", ""]
+        for workload, info in workloads.items():
+            if system in info["systems"]:
+                out += _rate_line(workload, system, info["systems"][system], by_key, edition,
+                                  threshold)
+        out.append("")
+    multipliers = [(w, m, v) for w, info in workloads.items()
+                   for m, v in info["agentic_multiplier"].items()]
+    if multipliers:
+        out += ["## Agentic multiplier (agentic CPO ÷ single-shot CPO)", ""]
+        out += [f"- {_items_per_card(edition, w)[0]} · {m}: {_ratio(v)}" for w, m, v in multipliers]
+        out.append("")
+    out += ["## Cells", ""]
+    for workload in sorted({c["workload"] for c in rows}):
+        out += [f"### {workload}", ""]
+        out += _cell_table([c for c in rows if c["workload"] == workload], threshold)
+        out.append("")
+    out += [
+        "Infrastructure-check and floor-check models are shown as checks of the harness; "
+        "they are never rate-card candidates.",
+        "",
+        "---",
+        "",
+        str(edition.get("footer") or
+            f"{brand} · methodology v{edition.get('methodology', METHODOLOGY)} · "
+            f"{edition.get('date', 'undated')}"),
+        "",
+        str(edition.get("disclaimer") or DEFAULT_DISCLAIMER),
+        "",
+    ]
+    return "\n".join(out)
+
+
+def rate_card_text(cells: pl.DataFrame, derived: Mapping[str, Any],
+                   edition: Mapping[str, Any]) -> str:
+    """Terminal form: the Markdown reads fine as plain text."""
+    return rate_card_markdown(cells, derived, edition)

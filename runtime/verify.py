@@ -1,0 +1,45 @@
+"""Step 1 of `lrc execute`: refuse any lock that is not exactly what runs.
+
+Checks, in order: the lock's own digests (a tampered lock names the section that differs),
+the lrc release that compiled it, the templating settings, and every code fingerprint
+against the code running now (a stale lock names the component and the files that changed).
+Nothing is recompiled from specs/: the lock is the plan.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lrc.runtime.lock import codeprint
+from lrc.runtime.lock.format import LRC_VERSION, verify_digests
+from lrc.runtime.lock.templating import SETTINGS
+
+
+def verify(lock: dict[str, Any]) -> list[str]:
+    problems = verify_digests(lock)
+    if problems:
+        return ["the lock was modified after compilation:"] + [f"  {p}" for p in problems]
+    if lock["lrc_version"] != LRC_VERSION:
+        problems.append(f"the lock was compiled by lrc {lock['lrc_version']}; this is lrc {LRC_VERSION}. "
+                        f"Run it with the lrc release it was compiled with (each edition is tagged).")
+    plan = lock["plan"]
+    if plan.get("templating") != SETTINGS:
+        problems.append("the lock's prompt templating settings differ from this lrc's; recompile with this release")
+    try:
+        running = codeprint.discover()
+    except codeprint.CodeprintError as exc:
+        return problems + [f"cannot read the running code: {exc.path.name}:{exc.line}: {exc.message}"]
+    for ref, entry in sorted(plan.get("code", {}).items()):
+        comp = running.get(ref)
+        if comp is None:
+            others = sorted(r for r, c in running.items() if c.id == entry["id"])
+            now = f" (the code now declares {', '.join(others)})" if others else ""
+            problems.append(f"code {ref} is locked but not present in the running code{now}")
+            continue
+        printed = codeprint.fingerprint(comp)
+        if printed.fingerprint != entry["fingerprint"]:
+            locked, current = entry["files"], printed.files
+            changed = sorted(f for f in set(locked) | set(current) if locked.get(f) != current.get(f))
+            problems.append(f"code {ref} differs from what was locked ({entry['fingerprint']} -> {printed.fingerprint}); "
+                            f"changed: {', '.join(changed)}")
+    return problems
