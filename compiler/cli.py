@@ -63,7 +63,7 @@ def _cmd_compile(args) -> int:
     if args.format == "json":
         extra = {"command": "compile", "check": args.check, "ok": not result.diagnostics.has_errors,
                  "changed": result.changed, "locks": {k: v["root_digest"] for k, v in sorted(result.locks.items())}}
-    emit(diags, args.format, sys.stdout if args.format == "json" else sys.stderr, **extra)
+    emit(diags, args.format, sys.stdout if args.format in ("json", "github") else sys.stderr, **extra)
     if result.diagnostics.has_errors:
         if args.format == "text":
             n = sum(d.severity == "error" for d in diags)
@@ -93,7 +93,7 @@ def _cmd_bump(args) -> int:
             done.append(res)
             if args.format == "text":
                 print(f"{res.path}: {res.id} {res.old} -> {res.new}")
-    emit(diags.sorted(), args.format, sys.stdout if args.format == "json" else sys.stderr,
+    emit(diags.sorted(), args.format, sys.stdout if args.format in ("json", "github") else sys.stderr,
          **({"command": "bump", "bumped": [vars(d) for d in done]} if args.format == "json" else {}))
     if done and args.format == "text":
         print("Update the references that pin the old version, then run `lrc compile`.")

@@ -26,7 +26,7 @@ CODES: dict[str, Code] = {
     "LRC1008": Code("not one mapping", "A spec file holds exactly one YAML document whose top level is a mapping."),
     "LRC1009": Code("missing schema modeline", "Spec files start with `# yaml-language-server: $schema=<path>` so editors complete and check them."),
     "LRC2001": Code("wrong type", "A value has the wrong JSON type for its field. Decimal money and rates are strings: quote them (`\"0.15\"`)."),
-    "LRC2002": Code("missing field", "A required field is absent."),
+    "LRC2002": Code("missing field", "A required field is absent. The schema of each spec kind (schemas/<kind>.schema.json) lists what every spec must state explicitly."),
     "LRC2003": Code("unknown field", "A field is not part of this kind of spec. It is often a typo; the hint suggests the closest known field."),
     "LRC2004": Code("value not allowed", "A value is not one of the allowed values for its field."),
     "LRC2005": Code("bad format", "A value does not match the required pattern or format (ids, references, dates, decimals)."),

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from lrc.compiler.diagnostics import Diagnostics, escape_pointer_token
+from lrc.runtime.lock.canonical import digest
 
 LEDGER = "generated/ledger.jsonl"
 SNAPSHOTS = "generated/ledger"
@@ -132,6 +133,22 @@ def _describe_changes(entry: Entry, previous: Any) -> tuple[str, ...]:
     return tuple(f"changed: {p}" for p in shown) + ((f"... and {len(pointers) - 8} more",) if len(pointers) > 8 else ())
 
 
+def _same_but_version(entry: Entry, ledger: Ledger, latest: int) -> bool:
+    """True when a spec differs from its latest recorded version in `/version` alone.
+
+    A spec's digest covers its normalized content, `version` included, so a bump always
+    changes the digest; "nothing changed" is judged on the recorded snapshot instead (and only
+    on a snapshot that still matches its ledger digest). Code fingerprints also cover the
+    COMPONENT_VERSION literal of the module's own file, so code is compared by digest only.
+    """
+    if entry.kind == "code":
+        return False
+    previous = ledger.snapshot(entry.kind, entry.id, latest)
+    if previous is None or digest(f"spec:{entry.kind}", previous) != ledger.history[entry.key][latest]:
+        return False
+    return changed_pointers(previous, entry.snapshot) == ["/version"]
+
+
 def gate(entries: list[Entry], ledger: Ledger, diags: Diagnostics) -> list[Entry]:
     """Check every entry against the ledger; return the entries to record."""
     to_record: list[Entry] = []
@@ -164,7 +181,7 @@ def gate(entries: list[Entry], ledger: Ledger, diags: Diagnostics) -> list[Entry
                         **where, pointer=None if code else "/version",
                         hint=f"versions only move forward: use {latest + 1} (`{bump}`)")
             continue
-        if recorded and recorded[max(recorded)] == entry.digest:
+        if recorded and (recorded[max(recorded)] == entry.digest or _same_but_version(entry, ledger, max(recorded))):
             diags.warning("LRC5104" if code else "LRC5004",
                           f"{label} was bumped to {entry.version} but nothing changed since {max(recorded)}",
                           **where, pointer=None if code else "/version")
