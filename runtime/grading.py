@@ -9,6 +9,7 @@ re-run at any time (`lrc report`) with identical results.
 
 from __future__ import annotations
 
+import inspect
 from types import ModuleType
 from typing import Any
 
@@ -31,7 +32,15 @@ def _validator_fn(module: ModuleType, name: str):
     return module.validate
 
 
-def grade(workload: dict[str, Any], run: dict[str, Any], answer_key: dict[str, Any], modules: dict[str, ModuleType]) -> dict[str, Any]:
+def _call_validator(fn, answer: Any, key: dict[str, Any], params: dict[str, Any], item: Any) -> list:
+    """Validators take (answer, key, params), or (answer, key, params, item) when they need the item's files."""
+    if item is not None and len(inspect.signature(fn).parameters) >= 4:
+        return fn(answer, key, params, item)
+    return fn(answer, key, params)
+
+
+def grade(workload: dict[str, Any], run: dict[str, Any], answer_key: dict[str, Any], modules: dict[str, ModuleType],
+          item: Any = None) -> dict[str, Any]:
     """Evaluation record: validator results, verdict, failure categories, outcome."""
     spec = workload["spec"]
     results: list[ValidatorResult] = []
@@ -66,7 +75,7 @@ def grade(workload: dict[str, Any], run: dict[str, Any], answer_key: dict[str, A
     workload_results: list[ValidatorResult] = []
     for check in checks:
         fn = _validator_fn(modules[check["check"]], check["validator"])
-        produced = fn(answer, answer_key, check.get("params", {}))
+        produced = _call_validator(fn, answer, answer_key, check.get("params", {}), item)
         if check.get("severity", "error") != "error":
             for r in produced:
                 r["severity"] = check["severity"] if r["severity"] == "error" else r["severity"]

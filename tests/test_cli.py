@@ -9,7 +9,7 @@ from pathlib import Path
 
 from jsonschema import Draft202012Validator
 
-from conftest import REPO, run_lrc
+from support import REPO, run_lrc
 
 DIAG_LINE = re.compile(r"^(?P<path>[^:\s]+):(?P<line>\d+):(?P<col>\d+): (error|warning)\[(?P<code>LRC\d{4})\]: .+$", re.M)
 

@@ -108,7 +108,7 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
                 records.append({**base, "status": "infra_excluded", "verdict": None, "outcome": "infra_error", "steps": len(calls)})
             continue
         item = items[spec.workload][spec.item_index]
-        evaluation = grade(workload, run, item.answer_key, modules)
+        evaluation = grade(workload, run, item.answer_key, modules, item)
         records.append({**base, "status": "graded", "verdict": evaluation["verdict"], "outcome": evaluation["outcome"], "steps": run["steps"]})
         folder = out / "runs" / spec.workload / slug(spec.model) / spec.system / f"{spec.item_id}.r{spec.repetition}"
         system_ref = workload["spec"]["systems"][spec.system]["system"]

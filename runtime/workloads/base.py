@@ -4,8 +4,11 @@ A workload package (runtime/workloads/<name>/) holds four component modules, eac
 COMPONENT_ID / COMPONENT_VERSION and referenced from the workload spec by `id.vN`:
 
 - generator: `generate(seed: str, index: int, params: Mapping) -> Item`
-- grading:   `normalize(answer) -> answer` and `validate(answer, key, params) -> list[ValidatorResult]`
-- tools:     `Toolbox(item)` with `call(name, arguments) -> ToolOutcome`
+- grading:   `normalize(answer) -> answer` and `validate(answer, key, params[, item]) -> list[ValidatorResult]`
+             (or a `VALIDATORS = {name: fn}` table when a workload has several; a validator that
+             declares a 4th parameter also receives the Item, e.g. to run SQL on its database)
+- tools:     `Toolbox(item, max_result_chars=...)` with `call(name, arguments) -> ToolOutcome`; a fresh
+             toolbox per run, so any state (a scratch ledger) belongs to that run alone
 - reference: `oracle(messages, tools, item) -> Reply` and `baseline(messages, tools) -> Reply`
 """
 
