@@ -55,18 +55,19 @@ def bump(root: Path, ident: str, diags: Diagnostics) -> Bumped | None:
         new = _next_version(ledger, f"{kind}:{ident}", version)
         line, col = doc.locate("/version")
         raw = (root / doc.path).read_bytes().decode("utf-8")
-        crlf = "\r\n" in raw
-        text = raw.replace("\r\n", "\n")
-        edited = _replace_token(text, line, col, str(version), str(new))
+        bom = "\ufeff" if raw.startswith("\ufeff") else ""  # load positions are counted without it
+        # Edit the raw text: split on LF, a CRLF row keeps its trailing CR after the token, so
+        # the column is the same and every line ending (mixed ones too) stays as it was.
+        edited = _replace_token(raw[len(bom):], line, col, str(version), str(new))
         if edited is None:
             diags.error("LRC8002", f"could not find the version token {version} at line {line}", path=doc.path, line=line, column=col)
             return None
         check = Diagnostics()
-        after = load_text(edited, doc.path, doc.abspath, check)
+        after = load_text(edited.replace("\r\n", "\n").replace("\r", "\n"), doc.path, doc.abspath, check)
         if after is None or changed_pointers(doc.data, after.data) != ["/version"]:
             diags.error("LRC8002", "the edit would change more than /version; file left untouched", path=doc.path, line=line, column=col)
             return None
-        (root / doc.path).write_bytes((edited.replace("\n", "\r\n") if crlf else edited).encode("utf-8"))
+        (root / doc.path).write_bytes((bom + edited).encode("utf-8"))
         return Bumped(doc.path, ident, version, new)
 
     for comp in discover_components(root, diags).values():

@@ -6,7 +6,7 @@ value, a stable code (see codes.py, `lrc explain CODE`), a one-line summary and 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 Severity = Literal["error", "warning"]
@@ -64,8 +64,16 @@ class Diagnostics:
         return any(d.severity == "error" for d in self.items)
 
     def sorted(self) -> list[Diagnostic]:
-        # Keep identical diagnostics once (a problem reached by two routes is one problem).
-        unique = {(d.sort_key(), d.pointer, d.hint): d for d in self.items}
+        # Keep identical diagnostics once (a problem reached by two routes is one problem),
+        # with the notes of every route (e.g. each place that uses one broken template).
+        unique: dict[tuple, Diagnostic] = {}
+        for d in self.items:
+            key = (d.sort_key(), d.pointer, d.hint)
+            first = unique.get(key)
+            if first is None:
+                unique[key] = d
+            elif any(n not in first.notes for n in d.notes):
+                unique[key] = replace(first, notes=first.notes + tuple(n for n in d.notes if n not in first.notes))
         return sorted(unique.values(), key=lambda d: (d.sort_key(), d.pointer or ""))
 
 

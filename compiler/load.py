@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,9 @@ MAX_FILE_BYTES = 512 * 1024
 MAX_DEPTH = 40
 MAX_NODES = 50_000
 MODELINE = "# yaml-language-server: $schema="
+SURROGATE = re.compile("[\ud800-\udfff]")
+"""A lone UTF-16 surrogate: YAML and JSON escapes (`\\ud800`) can produce one, but it is not
+a Unicode character, has no UTF-8 form and so no canonical JSON form either."""
 
 
 @dataclass
@@ -125,6 +129,11 @@ class _Builder:
         self.values: dict[str, tuple[int, int]] = {}
         self.keys: dict[str, tuple[int, int]] = {}
 
+    def _surrogate(self, pointer: str, pos: tuple[int, int]) -> None:
+        self.diags.error("LRC1007", "string holds a lone surrogate escape (e.g. \\ud800), which is not a Unicode character",
+                         path=self.path, line=pos[0], column=pos[1], pointer=pointer,
+                         hint="write the character itself, or escape a code point above U+FFFF as \\U0001F600")
+
     def build(self, node: Any, parts: list, pos: tuple[int, int]) -> Any:
         pointer = pointer_of(parts)
         self.values[pointer] = pos
@@ -133,14 +142,18 @@ class _Builder:
             for key in node:
                 kpos = node.lc.key(key)
                 vpos = node.lc.value(key)
+                name = key
+                if isinstance(key, str) and SURROGATE.search(key):
+                    self._surrogate(pointer, (kpos[0] + 1, kpos[1] + 1))
+                    name = SURROGATE.sub("\ufffd", key)
                 if not isinstance(key, str):
                     self.diags.error("LRC2001", f"mapping keys must be strings, found {key!r}", path=self.path,
                                      line=kpos[0] + 1, column=kpos[1] + 1, pointer=pointer,
                                      hint="quote the key")
-                    key = str(key)
-                child = parts + [key]
+                    name = str(key)  # the tree is still indexed by the original key
+                child = parts + [name]
                 self.keys[pointer_of(child)] = (kpos[0] + 1, kpos[1] + 1)
-                out[key] = self.build(node[key], child, (vpos[0] + 1, vpos[1] + 1))
+                out[name] = self.build(node[key], child, (vpos[0] + 1, vpos[1] + 1))
             return out
         if isinstance(node, CommentedSeq):
             items = []
@@ -159,6 +172,9 @@ class _Builder:
                 return None
             return float(node)
         if isinstance(node, str):
+            if SURROGATE.search(node):
+                self._surrogate(pointer, pos)
+                return SURROGATE.sub("\ufffd", str(node))
             return str(node)
         if isinstance(node, (_dt.date, _dt.datetime)):
             return node.isoformat()

@@ -104,6 +104,8 @@ def compile_project(root: Path, check: bool = False) -> CompileResult:
     if diags.has_errors:
         return result
     components = discover_components(root, diags)
+    if diags.has_errors:  # without the components every code reference would read as unknown
+        return result
     resolver = Resolver(root, root / "specs", schemas.schemas, components, diags)
     graph = resolver.index(docs)
     resolver.resolve(graph)

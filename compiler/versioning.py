@@ -159,9 +159,14 @@ def gate(entries: list[Entry], ledger: Ledger, diags: Diagnostics) -> list[Entry
         label = f"{'code component' if code else entry.kind} {entry.id}"
         bump = f"lrc bump {entry.id}"
         if entry.version in recorded:
-            if recorded[entry.version] == entry.digest:
-                continue
             latest = max(recorded)
+            if recorded[entry.version] == entry.digest:
+                if entry.version < latest:  # an older version's content, back again: still backwards
+                    diags.error("LRC5102" if code else "LRC5002",
+                                f"{label} declares version {entry.version}, lower than the recorded {latest}",
+                                **where, pointer=None if code else "/version",
+                                hint=f"versions only move forward: use {latest + 1} (`{bump}`)")
+                continue
             notes = _describe_changes(entry, ledger.snapshot(entry.kind, entry.id, entry.version))
             if entry.version == latest:
                 diags.error("LRC5101" if code else "LRC5001",

@@ -1,0 +1,3 @@
+"""A component module that declares its id but no version."""
+
+COMPONENT_ID = "fixture.bad"
