@@ -10,6 +10,7 @@ with the same results as an uninterrupted one. Results are rebuilt from the jour
 from __future__ import annotations
 
 import asyncio
+import base64
 import fcntl
 import importlib
 import sys
@@ -106,11 +107,27 @@ def plan_runs(plan: dict[str, Any], items: dict[str, list]) -> list[RunSpec]:
     return runs
 
 
-def render_messages(workload: dict[str, Any], system: str, item) -> list[dict[str, Any]]:
+def attaches_files(workload: dict[str, Any], model: dict[str, Any]) -> bool:
+    """Does this model get the item's file itself rather than its text (seed §4.1 input)?"""
+    mode = workload["spec"]["input"]["mode"]
+    return mode == "file" or (mode == "text-or-file" and bool(model.get("accepts_files")))
+
+
+def render_messages(workload: dict[str, Any], system: str, item, model: dict[str, Any]) -> list[dict[str, Any]]:
+    """The locked prompts rendered for one item; in file mode the user message carries the file."""
     prompts = workload["prompts"][system]
     context = {"task": workload["spec"]["task"], "item": item.context}
-    return [{"role": "system", "content": render(prompts["system"]["template"], context)},
-            {"role": "user", "content": render(prompts["user"]["template"], context)}]
+    messages = [{"role": "system", "content": render(prompts["system"]["template"], context)}]
+    if not attaches_files(workload, model):
+        return messages + [{"role": "user", "content": render(prompts["user"]["template"], context)}]
+    parts: list[dict[str, Any]] = [{"type": "text", "text": render(prompts["user_file"]["template"], context)}]
+    for attachment in workload["spec"]["input"]["attachments"]:
+        data = item.files.get(attachment["file"])
+        if data is None:
+            raise Aborted(f"{workload['ref']}: item {item.item_id} has no file {attachment['file']} to attach")
+        encoded = base64.b64encode(data).decode("ascii")
+        parts.append({"type": "file", "file": {"filename": attachment["file"], "file_data": f"data:{attachment['media_type']};base64,{encoded}"}})
+    return messages + [{"role": "user", "content": parts}]
 
 
 # -- execution ------------------------------------------------------------------------------
@@ -160,7 +177,7 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
                             "infra_failures": [vars(f) for f in res.failures], "latency_ms": res.latency_ms})
             return Turn(res.message, res.finish_reason, res.refusal)
 
-        ctx = RunContext(messages=render_messages(workload, spec.system, item), tools=workload["tools"].get(spec.system, []),
+        ctx = RunContext(messages=render_messages(workload, spec.system, item, model), tools=workload["tools"].get(spec.system, []),
                          terminal_tools=workload["terminal_tools"].get(spec.system, []), max_steps=system.get("max_steps", 1),
                          call=call, toolbox=toolbox)
         try:
@@ -260,13 +277,17 @@ def run(lock_path: Path, out: Path, seed_file: Path | None = None, progress: boo
 
 
 def run_cli(lock_path: Path, out: Path, seed_file: Path | None = None, progress: bool = True) -> int:
+    from lrc.runtime.redact import build_redactor
+
+    # A provider's error may echo the API key (a rejected key often is): never print it.
+    redact = build_redactor()
     try:
         return run(lock_path, out, seed_file, progress)
     except Refused as exc:
-        _say(f"lrc execute: {exc}")
+        _say(redact(f"lrc execute: {exc}"))
         return EXIT_REFUSED
     except Aborted as exc:
-        _say(f"lrc execute: {exc}")
+        _say(redact(f"lrc execute: {exc}"))
         return EXIT_PROBLEMS
 
 

@@ -1,13 +1,15 @@
 """Step 2 of `lrc execute`: generate every workload's items from the seed, byte for byte.
 
 Items are written under OUT/items/<workload>/<item>/: `item.json` (what prompts may show)
-and, beside it, `answer_key.json` (what grading uses; never rendered into a prompt). Each
+and, beside it, `answer_key.json` (what grading uses; never rendered into a prompt); item
+files (PDFs, databases, documents) are stored once by content and listed in `files.json`. Each
 item is checked against the workload's locked item schema. An existing item file that
 differs from what the generator produces now is refused, never overwritten.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import json
 from pathlib import Path
@@ -47,18 +49,34 @@ def generate(plan: dict[str, Any], seed: str) -> dict[str, list[Item]]:
     return out
 
 
+def _put(path: Path, data: bytes) -> None:
+    """Write once; an existing file must already hold exactly these bytes."""
+    if path.exists():
+        if path.read_bytes() != data:
+            raise ItemError(f"{path} differs from what the locked generator produces; use a new --out folder")
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)
+
+
 def write(items: dict[str, list[Item]], out: Path) -> None:
+    """item.json and answer_key.json per item; binary files once each, by content.
+
+    Items often share large files (the same database behind 15 questions), so each file's
+    bytes are stored once under OUT/items/blobs/sha256/<hex> and the item lists them in
+    files.json (name -> sha256, size).
+    """
     for ref, batch in items.items():
         for item in batch:
             folder = out / "items" / ref / item.item_id
-            files = {"item.json": canonical_file({"item_id": item.item_id, "index": item.index, "context": item.context}),
-                     "answer_key.json": canonical_file(item.answer_key)}
-            files.update({f"files/{name}": data for name, data in sorted(item.files.items())})
-            for name, data in files.items():
-                path = folder / name
-                if path.exists():
-                    if path.read_bytes() != data:
-                        raise ItemError(f"{path} differs from what the locked generator produces; use a new --out folder")
-                    continue
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(data)
+            _put(folder / "item.json", canonical_file({"item_id": item.item_id, "index": item.index, "context": item.context}))
+            _put(folder / "answer_key.json", canonical_file(item.answer_key))
+            if item.files:
+                manifest = {}
+                for name, data in sorted(item.files.items()):
+                    hexdigest = hashlib.sha256(data).hexdigest()
+                    _put(out / "items" / "blobs" / "sha256" / hexdigest, data)
+                    manifest[name] = {"sha256": hexdigest, "size": len(data)}
+                _put(folder / "files.json", canonical_file(manifest))

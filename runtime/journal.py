@@ -34,7 +34,8 @@ class Journal:
         self.redact = redact
         self.calls: dict[tuple[str, int], dict[str, Any]] = {}
         self.runs: dict[str, dict[str, Any]] = {}
-        self.exhausted: dict[str, dict[str, Any]] = {}
+        self.exhausted: dict[str, dict[str, Any]] = {}  # runs whose latest state is "infra retries exhausted"
+        self.exhaustions: dict[str, list[dict[str, Any]]] = {}  # every exhaustion ever journaled, per run
         self.truncated_tail = False
         path.parent.mkdir(parents=True, exist_ok=True)
         if path.exists():
@@ -81,6 +82,7 @@ class Journal:
             self.runs[rec["run"]] = rec
             self.exhausted.pop(rec["run"], None)
         elif kind == "infra_exhausted":
+            self.exhaustions.setdefault(rec["run"], []).append(rec)
             if rec["run"] not in self.runs:
                 self.exhausted[rec["run"]] = rec
 

@@ -96,5 +96,9 @@ def verify_digests(lock: dict[str, Any]) -> list[str]:
             problems.append(f"section {name} differs from what was compiled ({recorded[name]} -> {actual[name]})")
     actual_root = root_digest(lock)
     if lock.get("root_digest") != actual_root:
-        problems.append(f"root digest differs: lock says {lock.get('root_digest')}, content is {actual_root}")
+        detail = ""
+        if not problems:  # every section matches, so a header field was edited
+            detail = (f" (the plan sections all match, so a header field was edited: lock_format={lock.get('lock_format')!r}, "
+                      f"lrc_version={lock.get('lrc_version')!r})")
+        problems.append(f"root digest differs: lock says {lock.get('root_digest')}, content is {actual_root}{detail}")
     return problems

@@ -243,14 +243,12 @@ def missing_credentials(models: list[dict[str, Any]]) -> list[tuple[str, list[st
     """(model, missing environment variables) for every real model without its key."""
     missing: list[tuple[str, list[str]]] = []
     real = [m for m in models if not m.get("reference")]
-    if not real:
-        return missing
-    litellm = load_litellm()
     for model in real:
         if model.get("api_key_env"):
             if not os.environ.get(model["api_key_env"]):
                 missing.append((model["id"], [model["api_key_env"]]))
             continue
+        litellm = load_litellm()  # only to ask litellm which variables its provider reads
         try:
             env = litellm.validate_environment(model=model["id"], api_base=model.get("api_base"))
         except Exception:  # noqa: BLE001 - an unknown provider is reported as such

@@ -96,7 +96,9 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
         calls = [c for c in calls_by_run.get(spec.key, []) if spec.key in journal.runs or spec.key in journal.exhausted]
         price = price_for({m: e["price"] for m, e in plan["models"].items()}, spec.model)
         cost = sum((call_cost({k: v for k, v in c["usage"].items()}, price) for c in calls), Decimal(0))
-        retries = sum(c["attempts"] - 1 for c in calls)
+        # Failed attempts of a call that ran out of retries never became a call record; they
+        # are in the run's exhaustion records, and they count too.
+        retries = sum(c["attempts"] - 1 for c in calls) + sum(len(x["failures"]) for x in journal.exhaustions.get(spec.key, []))
         usage = _usage_total(calls)
         run = journal.runs.get(spec.key)
         base = {"workload": spec.workload, "model": spec.model, "system": spec.system, "item": spec.item_id,

@@ -1,0 +1,1 @@
+"""Test helpers: a local OpenAI-compatible stub server and temporary lrc projects."""
