@@ -1,0 +1,186 @@
+"""Money as Decimal: one place for how amounts are read, rounded and printed.
+
+Why it is built this way:
+
+- Grading compares amounts as `Decimal`, quantized with ROUND_HALF_UP *from the decimal
+  string*, so "2.675" becomes 2.68 (binary floating point would give 2.67). A JSON number
+  that reached us as a Python float is read through `repr`, the shortest string that
+  round-trips, i.e. the digits the model actually wrote.
+- Printed amounts come with currency symbols or ISO codes, thousands separators (",", ".",
+  space, no-break space, apostrophe), a decimal point or a decimal comma, and negative
+  signs written as "-", "−", a trailing "-" or parentheses. `parse_amount` reads them all
+  under fixed, documented rules (below) instead of guessing per call site.
+- Nothing here depends on the locale, the process or the platform.
+
+Decimal-mark rules when the mark is not given (``decimal_mark=None``):
+
+1. space, no-break space, narrow no-break space, thin space and apostrophes are grouping;
+2. if both "." and "," occur, the one that occurs last is the decimal mark;
+3. if only one of them occurs, more than once, it is grouping;
+4. if only one occurs, once: "." is a decimal point; "," is grouping when exactly three
+   digits follow it ("1,234" = 1234) and a decimal comma otherwise ("1,5" = 1.5);
+5. grouping must be well formed: every group after the first has exactly three digits.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import Any
+
+CENT = Decimal("0.01")
+
+ROUNDING_MODES = {
+    "ROUND_HALF_UP": ROUND_HALF_UP,
+}
+"""Rounding modes a spec may name (only the one the standard prescribes)."""
+
+_GROUPING_ONLY = " \u00a0\u202f\u2009'\u2019"
+_MINUS = "-\u2212"
+_CURRENCY_PREFIX = re.compile(r"^(?:[A-Z]{3}|[A-Z]{1,2}\$|[$€£¥]|kr\.?|Fr\.?)\s*")
+_CURRENCY_SUFFIX = re.compile(r"\s*(?:[A-Z]{3}|[$€£¥]|kr\.?|Fr\.?)$")
+_BODY = re.compile(r"^[0-9][0-9.,]*$")
+
+
+class MoneyError(ValueError):
+    """A value that is not an amount under the rules above."""
+
+
+def _strip_currency(text: str) -> str:
+    previous = None
+    while previous != text:
+        previous = text
+        text = _CURRENCY_PREFIX.sub("", text).strip()
+        text = _CURRENCY_SUFFIX.sub("", text).strip()
+    return text
+
+
+def _split_sign(text: str) -> tuple[bool, str]:
+    negative = False
+    if text.startswith("(") and text.endswith(")"):
+        negative, text = True, text[1:-1].strip()
+    text = _strip_currency(text)
+    if text[:1] in _MINUS:
+        negative, text = not negative, text[1:].strip()
+    elif text[:1] == "+":
+        text = text[1:].strip()
+    elif text[-1:] in _MINUS:
+        negative, text = not negative, text[:-1].strip()
+    return negative, _strip_currency(text)
+
+
+def _check_groups(groups: list[str], raw: str) -> None:
+    if not groups[0] or len(groups[0]) > 3 and len(groups) > 1 or any(len(g) != 3 for g in groups[1:]):
+        raise MoneyError(f"badly grouped digits in {raw!r}")
+
+
+def _decimal_text(body: str, decimal_mark: str | None, raw: str) -> str:
+    """Digits with at most one '.', from a body of digits, '.' and ','."""
+    if decimal_mark is None:
+        dots, commas = body.count("."), body.count(",")
+        if dots and commas:
+            decimal_mark = "." if body.rfind(".") > body.rfind(",") else ","
+        elif dots > 1 or commas > 1:
+            decimal_mark = "," if dots else "."
+        elif dots == 1:
+            decimal_mark = "."
+        elif commas == 1:
+            decimal_mark = "," if len(body) - body.rfind(",") - 1 != 3 else "."
+        else:
+            decimal_mark = "."
+    if decimal_mark not in (".", ","):
+        raise MoneyError(f"unknown decimal mark {decimal_mark!r}")
+    group_mark = "," if decimal_mark == "." else "."
+    whole, sep, frac = body.partition(decimal_mark)
+    if decimal_mark in frac or group_mark in frac or (sep and not frac):
+        raise MoneyError(f"not an amount: {raw!r}")
+    if group_mark in whole:
+        _check_groups(whole.split(group_mark), raw)
+        whole = whole.replace(group_mark, "")
+    return whole + ("." + frac if sep else "")
+
+
+def parse_amount(value: Any, decimal_mark: str | None = None) -> Decimal:
+    """The exact Decimal an amount denotes (not rounded). Raises MoneyError."""
+    if isinstance(value, bool) or value is None:
+        raise MoneyError(f"not an amount: {value!r}")
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            raise MoneyError(f"not a finite amount: {value!r}")
+        return value
+    if isinstance(value, int):
+        return Decimal(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise MoneyError(f"not a finite amount: {value!r}")
+        return Decimal(repr(value))
+    if not isinstance(value, str):
+        raise MoneyError(f"not an amount: {value!r}")
+    raw = value
+    text = unicodedata.normalize("NFKC", value).strip()
+    if not text or len(text) > 64:
+        raise MoneyError(f"not an amount: {raw!r}")
+    negative, text = _split_sign(text)
+    for ch in _GROUPING_ONLY:
+        if ch in text:
+            parts = text.split(ch)
+            if any(not p for p in parts):
+                raise MoneyError(f"not an amount: {raw!r}")
+            text = text.replace(ch, "")
+    if not _BODY.match(text):
+        # ".5" is an amount too
+        if _BODY.match("0" + text) and text[:1] in ".,":
+            text = "0" + text
+        else:
+            raise MoneyError(f"not an amount: {raw!r}")
+    try:
+        amount = Decimal(_decimal_text(text, decimal_mark, raw))
+    except InvalidOperation as exc:  # pragma: no cover - the grammar above admits only digits
+        raise MoneyError(f"not an amount: {raw!r}") from exc
+    return -amount if negative else amount
+
+
+def quantize(amount: Decimal, quantum: Decimal = CENT, rounding: str = ROUND_HALF_UP) -> Decimal:
+    """Round to `quantum` (ROUND_HALF_UP unless told otherwise); -0.00 becomes 0.00."""
+    out = amount.quantize(quantum, rounding=rounding)
+    return out + 0 if out.is_zero() else out  # drop a negative zero
+
+
+def to_cents(value: Any, decimal_mark: str | None = None) -> Decimal:
+    """parse_amount, then quantize to 0.01 ROUND_HALF_UP: the grading form of money."""
+    return quantize(parse_amount(value, decimal_mark))
+
+
+def plain(amount: Decimal) -> str:
+    """Canonical text of an amount: '-1234.50' (no grouping, '.' decimal point, no exponent)."""
+    text = format(amount, "f")
+    return text[1:] if text.startswith("-") and Decimal(text) == 0 else text
+
+
+def number_text(amount: Decimal) -> str:
+    """Canonical text of a quantity: exact, without trailing zeros ('3', '2.5', '-0.25')."""
+    normalized = amount.normalize()
+    text = format(normalized, "f")
+    return "0" if Decimal(text) == 0 else text
+
+
+def format_amount(amount: Decimal, *, group: str = ",", decimal: str = ".", places: int = 2,
+                  negative: str = "minus") -> str:
+    """Print an amount: group digits by three with `group`, `places` decimals after `decimal`.
+
+    negative: "minus" ("-1,234.50") or "parentheses" ("(1,234.50)").
+    """
+    q = quantize(amount, Decimal(1).scaleb(-places)) if places else quantize(amount, Decimal(1))
+    sign = q < 0
+    whole, _, frac = format(abs(q), "f").partition(".")
+    groups = []
+    while len(whole) > 3:
+        groups.insert(0, whole[-3:])
+        whole = whole[:-3]
+    groups.insert(0, whole)
+    text = group.join(groups) + (decimal + frac if places else "")
+    if not sign:
+        return text
+    return f"({text})" if negative == "parentheses" else "-" + text
