@@ -61,6 +61,7 @@ CODES: dict[str, Code] = {
     "LRC6005": Code("execute workloads are agentic-only", "`execute.*` workloads run agentic only (seed §3)."),
     "LRC6006": Code("tool definitions inconsistent", "Tool names must be unique, and a tool's parameters must be a JSON Schema object."),
     "LRC6007": Code("edition inconsistent", "The edition's settings contradict each other or the standard (e.g. a workload not in the standard's function, a threshold outside 0..1)."),
+    "LRC6008": Code("input mode inconsistent", "A workload's input mode, attachments and prompts disagree, or an edition runs a file-only workload on a model that does not accept files. Mode `file` and `text-or-file` need `input.attachments` and a `user_file` prompt for every system; mode `text` has neither."),
     "LRC7001": Code("generated file stale", "A file under generated/ differs from what `lrc compile` would write. Run `lrc compile` and commit the result."),
     "LRC7002": Code("generated file missing", "A file that `lrc compile` would write is missing. Run `lrc compile` and commit the result."),
     "LRC7003": Code("unexpected generated file", "generated/ holds a file `lrc compile` would not write (e.g. an edition that was removed)."),

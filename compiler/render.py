@@ -17,7 +17,8 @@ from jinja2 import TemplateError, TemplateSyntaxError, UndefinedError, meta
 from jinja2.exceptions import SecurityError
 
 from lrc.compiler.diagnostics import Diagnostics
-from lrc.compiler.resolve import Spec
+from lrc.compiler.load import SURROGATE
+from lrc.compiler.resolve import PROMPT_ROLES, Spec
 from lrc.runtime.lock.canonical import digest_text
 from lrc.runtime.lock.templating import RenderTooLarge, make_environment, render
 
@@ -54,7 +55,9 @@ def render_workload(spec: Spec, diags: Diagnostics) -> dict[str, dict[str, dict[
     context = {"task": spec.data["task"], "item": spec.data["sample_item"]}
     env = make_environment()
     for system_key, use in sorted(spec.normalized["systems"].items()):
-        for role in ("system", "user"):
+        for role in PROMPT_ROLES:
+            if role not in use["prompts"]:
+                continue
             pointer = f"/systems/{system_key}/prompts/{role}"
             source = use["prompts"][role]
             relpath = spec.files.get(pointer)
@@ -94,6 +97,10 @@ def render_workload(spec: Spec, diags: Diagnostics) -> dict[str, dict[str, dict[
             except (TemplateError, TypeError, ValueError, ArithmeticError, AttributeError, IndexError, KeyError, RecursionError) as exc:
                 diags.error("LRC4001", f"template failed to render: {type(exc).__name__}: {exc}", **where,
                             notes=(f"used by {spec.ref} at {pointer}",))
+                continue
+            if SURROGATE.search(sample):
+                diags.error("LRC4001", "template rendered a lone surrogate (e.g. from \"\\ud800\"), which is not a Unicode character",
+                            **where, notes=(f"used by {spec.ref} at {pointer}",))
                 continue
             out.setdefault(system_key, {})[role] = {
                 "template": source,

@@ -19,7 +19,7 @@ from jsonschema.exceptions import SchemaError
 
 from lrc.compiler.defaults import apply_defaults
 from lrc.compiler.diagnostics import Diagnostics, pointer_of
-from lrc.compiler.load import SourceDoc, read_text_file
+from lrc.compiler.load import SURROGATE, SourceDoc, read_text_file
 from lrc.compiler.refs import did_you_mean, make_ref, parse_ref
 from lrc.runtime.lock.codeprint import Component
 
@@ -27,6 +27,8 @@ MAX_REFERENCED_FILE = 256 * 1024
 REFERENCE_MODELS = {"lrc/oracle", "lrc/null", "lrc/baseline"}
 REFERENCE_MODELS_COMPONENT = "lrc.reference-models"
 OUTPUT_CONTRACT_COMPONENT = "lrc.output-contract"
+PROMPT_ROLES = ("system", "user", "user_file")
+FILE_MODES = ("file", "text-or-file")
 
 
 @dataclass
@@ -220,6 +222,15 @@ class Resolver:
                 self.diags.error("LRC6005", f"{data['primitive']} workloads run agentic only", **spec.at("systems"),
                                  hint="remove every system but `agentic`")
 
+        mode, attachments = data["input"]["mode"], data["input"].get("attachments", [])
+        if mode not in FILE_MODES and attachments:
+            self.diags.error("LRC6008", f"input mode {mode} attaches nothing", **spec.at("input", "attachments"),
+                             hint="remove attachments, or set input.mode to file or text-or-file")
+        if mode == "tools" and set(data["systems"]) != {"agentic"}:
+            self.diags.error("LRC6008", "input mode tools reaches the item only through tools, so only the agentic system can run it",
+                             **spec.at("input", "mode"))
+        if mode in FILE_MODES and not attachments:
+            self.diags.error("LRC6008", f"input mode {mode} needs input.attachments (which item file, which media type)", **spec.at("input", "mode"))
         self._code_ref(spec, ("dataset", "generator"))
         self._code_ref(spec, ("reference", "implementation"))
         for i, _ in enumerate(data["grading"]["checks"]):
@@ -240,6 +251,10 @@ class Resolver:
             except json.JSONDecodeError as exc:
                 self.diags.error("LRC3005", f"{relpath} is not valid JSON: {exc.msg}", path=relpath, line=exc.lineno, column=exc.colno)
                 schema = None
+            if schema is not None and SURROGATE.search(json.dumps(schema, ensure_ascii=False)):
+                self.diags.error("LRC3005", f"{relpath} holds a lone surrogate escape (e.g. \\ud800), which is not a Unicode character",
+                                 path=relpath, hint="write the character itself, or a valid surrogate pair")
+                schema = None
             if schema is not None and self._check_schema(spec, ("output", "schema"), schema, relpath):
                 norm["output"]["schema"] = schema
 
@@ -248,10 +263,13 @@ class Resolver:
             if target is not None and target.id != system_key:
                 self.diags.error("LRC3008", f"the '{system_key}' entry pins system '{use['system']}'", **spec.at("systems", system_key, "system"),
                                  hint=f"pin a version of '{system_key}', e.g. {system_key}.v{target.version}")
-            for role in ("system", "user"):
+            for role in PROMPT_ROLES:
+                if role not in use["prompts"]:
+                    continue
                 got = self._file(spec, ("systems", system_key, "prompts", role))
                 if got:
                     norm["systems"][system_key]["prompts"][role] = got[1]
+            self._input_mode(spec, system_key, use)
             tools = use.get("tools")
             if target is not None and target.data["tools"] and tools is None:
                 self.diags.error("LRC6006", f"system {target.ref} runs a tool loop but the workload defines no tools for it",
@@ -272,6 +290,17 @@ class Resolver:
                                              **spec.at("systems", system_key, "tools", "definitions", i, "parameters"))
                         self._check_schema(spec, ("systems", system_key, "tools", "definitions", i, "parameters"), params)
         spec.normalized = norm
+
+    def _input_mode(self, spec: Spec, system_key: str, use: dict[str, Any]) -> None:
+        """File modes need attachments and a file-mode prompt; text mode has neither."""
+        mode = spec.data["input"]["mode"]
+        has_file_prompt = "user_file" in use["prompts"]
+        if mode not in FILE_MODES and has_file_prompt:
+            self.diags.error("LRC6008", f"input mode is {mode}, so no file-mode prompt is used", **spec.at("systems", system_key, "prompts", "user_file"),
+                             hint="remove user_file, or set input.mode to text-or-file")
+        if mode in FILE_MODES and not has_file_prompt:
+            self.diags.error("LRC6008", f"input mode {mode} needs a user_file prompt for the attached document", **spec.at("systems", system_key, "prompts"),
+                             hint="add `user_file: prompts/<name>.j2`")
 
     def _check_schema(self, spec: Spec, parts: tuple, schema: Any, relpath: str | None = None) -> bool:
         try:
@@ -311,6 +340,11 @@ class Resolver:
         for i, workload in enumerate(workloads):
             if workload is None:
                 continue
+            if workload.data["input"]["mode"] == "file":
+                for j, model in enumerate(data["models"]):
+                    if not model.get("accepts_files"):
+                        self.diags.error("LRC6008", f"{workload.ref} attaches its document (input mode file) but '{model['id']}' does not accept files",
+                                         **spec.at("models", j, "id"), hint="set accepts_files: true if it does, or use input mode text-or-file")
             supported.update(workload.data["systems"].keys())
             ours = {s.id for s in systems if s is not None}
             if not ours & set(workload.data["systems"]):
@@ -321,6 +355,8 @@ class Resolver:
                 if mine is not None and mine.ref != pinned:
                     self.diags.error("LRC6007", f"{workload.ref} pins {pinned} but the edition runs {mine.ref}", **spec.at("workloads", i))
         for i, system in enumerate(systems):
+            if None in workloads:  # an unresolved workload is already an error; its systems are unknown
+                break
             if system is not None and system.id not in supported:
                 self.diags.warning("LRC6004", f"no workload of this edition runs {system.ref}", **spec.at("systems", i))
         spec.normalized = data

@@ -162,10 +162,19 @@ def _serialize(node: Any) -> Any:
     return node
 
 
+def _blank_version(tree: ast.Module) -> None:
+    """The version number is not behaviour: a bump alone must not change the fingerprint."""
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id == "COMPONENT_VERSION"):
+            node.value = ast.Constant(value=None)
+
+
 def file_digest(path: Path) -> str:
-    """Digest of one module's normalized syntax tree."""
+    """Digest of one module's normalized syntax tree (docstrings and the version number left out)."""
     tree = _parse(path)
     _strip_docstrings(tree)
+    _blank_version(tree)
     return digest("code-ast", _serialize(tree))
 
 
@@ -208,10 +217,14 @@ def closure(module: str, root: Path | None = None) -> list[Path]:
 
 
 def fingerprint(component: Component, root: Path | None = None) -> CodePrint:
-    """Fingerprint of a component: its own tree plus its transitive project imports."""
+    """Fingerprint of a component: its own tree plus its transitive project imports.
+
+    The version is deliberately outside it: the gate compares fingerprints across versions
+    (a bump with no behaviour change is reported), and the lock records the version beside it.
+    """
     root = root or runtime_root()
     base = root.parent
     files = {p.resolve().relative_to(base.resolve()).as_posix(): file_digest(p) for p in closure(component.module, root)}
     files = dict(sorted(files.items()))
-    value = {"id": component.id, "version": component.version, "files": files}
+    value = {"id": component.id, "files": files}
     return CodePrint(digest("code", value), files)

@@ -53,7 +53,15 @@ def estimate_tokens(text: str) -> int:
 def _prompt_text(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> str:
     parts = [json.dumps(tools, sort_keys=True)] if tools else []
     for m in messages:
-        parts.append(str(m.get("content") or ""))
+        content = m.get("content")
+        if isinstance(content, list):  # content parts: text, and attached files (counted by their encoded size)
+            for part in content:
+                if part.get("type") == "text":
+                    parts.append(str(part.get("text", "")))
+                elif part.get("type") == "file":
+                    parts.append(str((part.get("file") or {}).get("file_data", "")))
+        else:
+            parts.append(str(content or ""))
         for call in m.get("tool_calls") or []:
             fn = call.get("function", {}) if isinstance(call, dict) else {}
             parts.append(str(fn.get("name", "")) + str(fn.get("arguments", "")))
