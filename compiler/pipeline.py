@@ -14,7 +14,8 @@ from lrc.compiler.diagnostics import Diagnostics
 from lrc.compiler.load import SourceDoc, load_file
 from lrc.compiler.plan import build_plan, spec_digest
 from lrc.compiler.render import render_workload
-from lrc.compiler.resolve import Graph, Resolver
+from lrc.compiler import policy
+from lrc.compiler.resolve import SPEC_KINDS, Graph, Resolver
 from lrc.compiler.validate import KINDS, SchemaSet, validate
 from lrc.compiler.versioning import (
     LEDGER,
@@ -127,7 +128,7 @@ def compile_project(root: Path, check: bool = False) -> CompileResult:
     if diags.has_errors:
         return result
     entries: list[Entry] = []
-    for kind in ("standard", "system", "workload", "edition"):
+    for kind in SPEC_KINDS:
         for spec in graph.specs[kind].values():
             line, col = spec.doc.locate("/version")
             entries.append(Entry(kind, spec.id, spec.version, spec_digest(spec), spec.normalized, spec.doc.path, line, col))
@@ -137,6 +138,7 @@ def compile_project(root: Path, check: bool = False) -> CompileResult:
                              rel, comp.version_line, comp.version_col))
     ledger = Ledger.read(root, diags)
     check_taxonomy(entries, ledger, diags)
+    policy.check_split_history(graph, ledger, diags)
     to_record = gate(entries, ledger, diags)
     if diags.has_errors:
         return result
@@ -168,3 +170,98 @@ def compile_project(root: Path, check: bool = False) -> CompileResult:
     else:
         result.changed = emit.write(root, outputs, edition_dirs)
     return result
+
+
+# -- analysis without the gate (lrc diff, lrc bump --all-required) ----------------------------
+
+@dataclass
+class Analysis:
+    """A project resolved to normalized specs, code fingerprints and digests; nothing written.
+
+    `entries` are what the gate would check (every spec of every kind, every code component);
+    `plans` (only when asked for) are the in-memory plans of each edition, as a compile would
+    lock them.
+    """
+
+    root: Path
+    diagnostics: Diagnostics
+    graph: Graph | None = None
+    components: dict[str, codeprint.Component] = field(default_factory=dict)
+    prints: dict[str, codeprint.CodePrint] = field(default_factory=dict)
+    entries: list[Entry] = field(default_factory=list)
+    plans: dict[str, dict] = field(default_factory=dict)
+
+
+def spec_entries(graph: Graph) -> list[Entry]:
+    """One gate entry per spec, for every kind the resolver indexed, in the graph's order."""
+    entries: list[Entry] = []
+    for kind, specs in graph.specs.items():
+        for spec in specs.values():
+            line, col = spec.doc.locate("/version")
+            entries.append(Entry(kind, spec.id, spec.version, spec_digest(spec), spec.normalized, spec.doc.path, line, col))
+    return entries
+
+
+def analyze(root: Path, runtime: Path | None = None, plans: bool = False) -> Analysis:
+    """Load, validate, resolve and fingerprint `root` (specs from `root`, code from `runtime`,
+    by default the running code) without rendering, gating or writing anything.
+
+    With `plans=True`, prompts are rendered and every edition's plan is built as `compile`
+    would lock it. Positions of code components are relative to the runtime's parent folder.
+    """
+    diags = Diagnostics()
+    result = Analysis(root, diags)
+    schemas = SchemaSet.load(root / "schemas")
+    docs = load_and_validate(root, schemas, diags)
+    if diags.has_errors:
+        return result
+    code_root = runtime if runtime is not None else codeprint.runtime_root()
+    try:
+        components = codeprint.discover(code_root)
+    except CodeprintError as exc:
+        diags.error("LRC3009", exc.message, path=exc.path.resolve().relative_to(code_root.resolve().parent).as_posix(),
+                    line=exc.line, column=1)
+        return result
+    result.components = components
+    resolver = Resolver(root, root / "specs", schemas.schemas, components, diags)
+    graph = resolver.index(docs)
+    resolver.resolve(graph)
+    result.graph = graph
+    if diags.has_errors:
+        return result
+    for ref, comp in components.items():
+        try:
+            result.prints[ref] = codeprint.fingerprint(comp, code_root)
+        except CodeprintError as exc:
+            diags.error("LRC3009", exc.message, path=exc.path.resolve().relative_to(code_root.resolve().parent).as_posix(),
+                        line=exc.line, column=1)
+    if diags.has_errors:
+        return result
+    entries = spec_entries(graph)
+    for ref, comp in components.items():
+        rel = comp.path.resolve().relative_to(code_root.resolve().parent).as_posix()
+        entries.append(Entry("code", comp.id, comp.version, result.prints[ref].fingerprint, {"files": result.prints[ref].files},
+                             rel, comp.version_line, comp.version_col))
+    result.entries = entries
+    if plans:
+        prompts = {wl.ref: render_workload(wl, diags) for wl in graph.specs["workload"].values()}
+        if diags.has_errors:
+            return result
+        for edition in graph.specs["edition"].values():
+            result.plans[edition.id] = build_plan(edition, graph, prompts, result.prints)
+    return result
+
+
+def gate_report(root: Path) -> tuple[Analysis, Diagnostics]:
+    """The analysis of `root` and what the version gate says about it, writing nothing.
+
+    The second value is empty when the analysis has errors (the gate needs a resolved tree).
+    """
+    analysis = analyze(root)
+    gated = Diagnostics()
+    if analysis.diagnostics.has_errors:
+        return analysis, gated
+    ledger = Ledger.read(root, gated)
+    check_taxonomy(analysis.entries, ledger, gated)
+    gate(analysis.entries, ledger, gated)
+    return analysis, gated

@@ -49,6 +49,10 @@ def _component_entry(comp: Component, printed: CodePrint) -> dict[str, Any]:
     return {"id": comp.id, "version": comp.version, "module": comp.module, "fingerprint": printed.fingerprint, "files": printed.files}
 
 
+def _resolved(spec: Spec) -> dict[str, Any]:
+    return {"ref": spec.ref, "digest": spec_digest(spec), "source": spec.doc.path, "spec": spec.normalized}
+
+
 def seed_section(edition: Spec) -> dict[str, Any]:
     seed = edition.normalized["seed"]
     if seed["policy"] == "public":
@@ -97,7 +101,21 @@ def build_plan(edition: Spec, graph: Graph, prompts: dict[str, dict], prints: di
         entry["reference"] = model["id"] in REFERENCE_MODELS
         entry["price"] = data["pricing"][model["id"]]
         models[model["id"]] = entry
+    extra: dict[str, Any] = {}
+    rubric_refs = {wl.data["grading"]["judge"]["rubric"] for wl in workloads.values() if "judge" in wl.data["grading"]}
+    task_refs = sorted(set(data.get("tasks", {}).get("test", [])) | set(data.get("tasks", {}).get("dev", [])))
+    tasks = {ref: graph.by_ref("task", ref) for ref in task_refs}
+    rubric_refs |= {t.data["review_rubric"] for t in tasks.values()}
+    for task in tasks.values():
+        code_refs.update(c["check"] for c in task.data["checks"])
+    if rubric_refs:
+        extra["rubrics"] = {ref: _resolved(graph.by_ref("rubric", ref)) for ref in sorted(rubric_refs)}
+    if tasks:
+        extra["tasks"] = {ref: _resolved(t) for ref, t in sorted(tasks.items())}
+    if data.get("taxonomy"):
+        extra["taxonomy"] = _resolved(graph.by_ref("taxonomy", data["taxonomy"]))
     return {
+        **extra,
         "edition": {"ref": edition.ref, "digest": spec_digest(edition), "source": edition.doc.path, "spec": data},
         "standard": {"ref": standard.ref, "digest": spec_digest(standard), "source": standard.doc.path, "spec": standard.normalized},
         "systems": {ref: {"ref": ref, "digest": spec_digest(s), "source": s.doc.path, "spec": s.normalized} for ref, s in sorted(systems.items())},

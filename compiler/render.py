@@ -8,6 +8,7 @@ carries both the template (what the runtime renders per item) and the sample.
 
 from __future__ import annotations
 
+import json
 import signal
 import threading
 from contextlib import contextmanager
@@ -47,6 +48,23 @@ def _deadline(seconds: int) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
+
+
+def _leaves(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [leaf for v in value.values() for leaf in _leaves(v)]
+    if isinstance(value, list):
+        return [leaf for v in value for leaf in _leaves(v)]
+    if value is None or isinstance(value, bool):
+        return []
+    return [str(value)]
+
+
+def answer_leaks(sample_answer: Any, given: Any, rendered: str, min_len: int = 3) -> list[str]:
+    """Values of the expected answer that are not given in the input, yet appear in a prompt."""
+    given_text = json.dumps(given, ensure_ascii=False)
+    return sorted({leaf for leaf in _leaves(sample_answer)
+                   if len(leaf) >= min_len and leaf not in given_text and leaf in rendered})
 
 
 def render_workload(spec: Spec, diags: Diagnostics) -> dict[str, dict[str, dict[str, Any]]]:
@@ -102,6 +120,13 @@ def render_workload(spec: Spec, diags: Diagnostics) -> dict[str, dict[str, dict[
                 diags.error("LRC4001", "template rendered a lone surrogate (e.g. from \"\\ud800\"), which is not a Unicode character",
                             **where, notes=(f"used by {spec.ref} at {pointer}",))
                 continue
+            if "sample_answer" in spec.data:
+                leaks = answer_leaks(spec.data["sample_answer"], context, sample)
+                if leaks:
+                    diags.error("LRC6106", f"the rendered sample prompt contains expected answer value(s): {', '.join(repr(v) for v in leaks[:5])}",
+                                **where, notes=(f"used by {spec.ref} at {pointer}",),
+                                hint="a prompt may show the input, never the answer (seed 000, inclusion rule 5)")
+                    continue
             out.setdefault(system_key, {})[role] = {
                 "template": source,
                 "template_digest": digest_text("prompt-template", source),

@@ -21,6 +21,7 @@ from lrc.compiler.defaults import apply_defaults
 from lrc.compiler.diagnostics import Diagnostics, pointer_of
 from lrc.compiler.load import SURROGATE, SourceDoc, read_text_file
 from lrc.compiler.refs import did_you_mean, make_ref, parse_ref
+from lrc.runtime.lock.canonical import digest_text
 from lrc.runtime.lock.codeprint import Component
 
 MAX_REFERENCED_FILE = 256 * 1024
@@ -28,6 +29,7 @@ REFERENCE_MODELS = {"lrc/oracle", "lrc/null", "lrc/baseline"}
 REFERENCE_MODELS_COMPONENT = "lrc.reference-models"
 OUTPUT_CONTRACT_COMPONENT = "lrc.output-contract"
 PROMPT_ROLES = ("system", "user", "user_file")
+SPEC_KINDS = ("standard", "taxonomy", "rubric", "system", "workload", "task", "edition")
 FILE_MODES = ("file", "text-or-file")
 
 
@@ -95,7 +97,7 @@ class Resolver:
 
     # -- indexing ---------------------------------------------------------------------
     def index(self, docs: list[tuple[str, SourceDoc]]) -> Graph:
-        specs: dict[str, dict[str, Spec]] = {"standard": {}, "system": {}, "workload": {}, "edition": {}}
+        specs: dict[str, dict[str, Spec]] = {k: {} for k in SPEC_KINDS}
         for kind, doc in docs:
             data = apply_defaults(doc.data, self.schemas[kind])
             spec = Spec(kind, doc, data)
@@ -187,15 +189,51 @@ class Resolver:
 
     # -- per kind ------------------------------------------------------------------------
     def resolve(self, graph: Graph) -> None:
-        for spec in graph.specs["standard"].values():
-            spec.normalized = spec.data
+        for kind in ("standard", "taxonomy"):
+            for spec in graph.specs[kind].values():
+                spec.normalized = spec.data
+        for spec in graph.specs["rubric"].values():
+            self._rubric(spec)
         for spec in graph.specs["system"].values():
-            self._code_ref(spec, ("implementation",))
+            if "implementation" in spec.data:
+                self._code_ref(spec, ("implementation",))
             spec.normalized = spec.data
         for spec in graph.specs["workload"].values():
             self._workload(graph, spec)
+        for spec in graph.specs["task"].values():
+            self._task(graph, spec)
         for spec in graph.specs["edition"].values():
             self._edition(graph, spec)
+        from lrc.compiler import policy  # cross-spec methodology policies, after every reference is resolved
+
+        policy.check(graph, self.diags)
+
+    def _rubric(self, spec: Spec) -> None:
+        data = spec.data
+        scale = data["scale"]
+        if not scale["min"] <= data["pass_threshold"] <= scale["max"]:
+            self.diags.error("LRC6109", f"pass threshold {data['pass_threshold']} is outside the scale {scale['min']}..{scale['max']}",
+                             **spec.at("pass_threshold"))
+        fmt = data["answer_format"]["schema"]
+        if self._check_schema(spec, ("answer_format", "schema"), fmt):
+            covered = set(fmt.get("properties", {})) & set(fmt.get("required", []))
+            missing = [c["id"] for c in data["criteria"] if c["id"] not in covered]
+            if missing and data["audience"] != "human":
+                self.diags.error("LRC6109", f"the answer format does not require a score for: {', '.join(missing)}",
+                                 **spec.at("answer_format", "schema"), hint="add each criterion id to properties and required")
+        spec.normalized = data
+
+    def _task(self, graph: Graph, spec: Spec) -> None:
+        data = spec.data
+        norm = json.loads(json.dumps(data))
+        found = self._file(spec, ("input_artifact", "file"))
+        if found:
+            norm["input_artifact"]["sha256"] = digest_text("task-artifact", found[1])
+            norm["input_artifact"].pop("file", None)
+        for i, _ in enumerate(data["checks"]):
+            self._code_ref(spec, ("checks", i, "check"))
+        self._spec_ref(graph, spec, ("review_rubric",), "rubric")
+        spec.normalized = norm
 
     def _standard_for(self, graph: Graph) -> Spec | None:
         standards = list(graph.specs["standard"].values())
@@ -233,6 +271,8 @@ class Resolver:
             self.diags.error("LRC6008", f"input mode {mode} needs input.attachments (which item file, which media type)", **spec.at("input", "mode"))
         self._code_ref(spec, ("dataset", "generator"))
         self._code_ref(spec, ("reference", "implementation"))
+        if "judge" in data["grading"]:
+            self._spec_ref(graph, spec, ("grading", "judge", "rubric"), "rubric")
         for i, _ in enumerate(data["grading"]["checks"]):
             self._code_ref(spec, ("grading", "checks", i, "check"))
 
@@ -317,6 +357,20 @@ class Resolver:
         standard = self._spec_ref(graph, spec, ("standard",), "standard")
         workloads = [self._spec_ref(graph, spec, ("workloads", i), "workload") for i in range(len(data["workloads"]))]
         systems = [self._spec_ref(graph, spec, ("systems", i), "system") for i in range(len(data["systems"]))]
+        if "taxonomy" in data:
+            self._spec_ref(graph, spec, ("taxonomy",), "taxonomy")
+        for split in ("test", "dev"):
+            for i, _ in enumerate(data.get("tasks", {}).get(split, [])):
+                self._spec_ref(graph, spec, ("tasks", split, i), "task")
+        for i, system in enumerate(systems):
+            if system is not None and "implementation" not in system.data:
+                self.diags.error("LRC6009", f"{system.ref} has no implementation: the runtime cannot run it yet", **spec.at("systems", i),
+                                 hint="remove it from the edition; it is specified as data for a later runtime")
+        for role in ("model", "second_model"):
+            judge = data.get("judge", {}).get(role)
+            if judge is not None and judge not in data["pricing"]:
+                self.diags.error("LRC6001", f"judge model '{judge}' has no frozen price", **spec.at("judge", role),
+                                 hint="judge tokens are grading cost: price them like any model (reported apart from CPO)")
         model_ids = [m["id"] for m in data["models"]]
         for i, model in enumerate(data["models"]):
             if model["id"].startswith("lrc/") and model["id"] not in REFERENCE_MODELS:
@@ -328,8 +382,9 @@ class Resolver:
             if model["id"] not in data["pricing"]:
                 self.diags.error("LRC6001", f"model '{model['id']}' has no frozen price", **spec.at("models", i, "id"),
                                  hint=f"add pricing.{model['id']} with input/output prices, as_of and source (an explicit \"0\" if it is free)")
+        judges = {data.get("judge", {}).get(r) for r in ("model", "second_model")} - {None}
         for name in data["pricing"]:
-            if name not in model_ids:
+            if name not in model_ids and name not in judges:
                 self.diags.warning("LRC6002", f"pricing lists '{name}', which the edition does not run", **spec.at("pricing", name))
         if standard is not None:
             threshold = Decimal(data["qualifying"]["min_pass_rate"])

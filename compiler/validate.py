@@ -21,7 +21,10 @@ from referencing import Registry, Resource
 from lrc.compiler.diagnostics import Diagnostics, pointer_of
 from lrc.compiler.load import SourceDoc
 
-KINDS = {"standard": "standard", "systems": "system", "workloads": "workload", "editions": "edition"}
+KINDS = {
+    "standard": "standard", "systems": "system", "workloads": "workload", "editions": "edition",
+    "rubrics": "rubric", "taxonomies": "taxonomy", "tasks": "task",
+}
 """specs/ sub-folder -> spec kind (and schemas/<kind>.schema.json)."""
 
 
@@ -47,6 +50,9 @@ class SchemaSet:
             for kind, schema in schemas.items()
         }
         return cls(schemas, validators, registry)
+
+
+PER_MODEL_PROMPT = __import__("re").compile(r"prompt|template|instruction", __import__("re").I)
 
 
 def _suggest(word: str, options: Iterable[str]) -> str | None:
@@ -93,6 +99,11 @@ def _report(error: ValidationError, doc: SourceDoc, diags: Diagnostics) -> None:
         for key in sorted(k for k in error.instance if k not in known and not _matches_pattern_props(error.schema, k)):
             kp = pointer_of(parts + [key])
             kline, kcol = doc.locate_key(kp)
+            if len(parts) == 2 and parts[0] == "models" and PER_MODEL_PROMPT.search(key):
+                diags.error("LRC6105", f"model-specific prompt '{key}' is not allowed: prompts are identical across models", path=doc.path,
+                            line=kline, column=kcol, pointer=kp,
+                            hint="seed §3: no model-specific tuning; document a structural provider difference in provider_exception")
+                continue
             guess = _suggest(key, known)
             diags.error("LRC2003", f"unknown field '{key}'", path=doc.path, line=kline, column=kcol, pointer=kp,
                         hint=f"did you mean '{guess}'?" if guess else f"allowed here: {', '.join(known)}")

@@ -242,12 +242,12 @@ def run(lock_path: Path, out: Path, seed_file: Path | None = None, progress: boo
 
     lock = load_verified(lock_path)
     plan = lock["plan"]
-    seed = resolve_seed(plan, seed_file)
     used_models = [dict(m) for m in plan["models"].values()]
     missing = adapter.missing_credentials(used_models)
     if missing:
         lines = [f"{model}: set {' and '.join(names)}" for model, names in missing]
         raise Aborted("missing API credentials, nothing was called:\n  " + "\n  ".join(lines))
+    seed = resolve_seed(plan, seed_file)
     modules = import_modules(plan)
     with _OutLock(out):
         try:

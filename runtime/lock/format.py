@@ -26,7 +26,7 @@ def section_digests(plan: dict[str, Any]) -> dict[str, str]:
     """One digest per top-level part of the plan, and per entry of the keyed collections."""
     out: dict[str, str] = {}
     for key, value in sorted(plan.items()):
-        if isinstance(value, dict) and key in ("workloads", "systems", "code", "models"):
+        if isinstance(value, dict) and key in ("workloads", "systems", "code", "models", "rubrics", "tasks"):
             for name, entry in sorted(value.items()):
                 out[f"{key}/{name}"] = digest("lock-section", entry)
         else:

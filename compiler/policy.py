@@ -1,0 +1,196 @@
+"""Methodology policies that span several specs, each with its own diagnostic code.
+
+From the seeds: at most two primitives judged (>= 5 of 7 deterministic, seed 001 §1.3);
+judged workloads run deterministic sub-checks first and name their rubric (§5.2); an edition
+that runs one fixes a priced judge (§5.1) and spot-checks >= 20% of judged runs (§5.3); every
+model is priced for every token class its provider bills; a development task never counts
+as a test task (seed 000); failure categories exist in the taxonomy.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, Iterable
+
+from lrc.compiler.diagnostics import Diagnostics
+from lrc.compiler.refs import parse_ref
+
+JUDGED = ("hybrid", "judged")
+
+BILLED_CLASSES: dict[str, tuple[str, ...]] = {
+    "openai": ("input", "cached_input", "output"),
+    "azure": ("input", "cached_input", "output"),
+    "anthropic": ("input", "cached_input", "cache_write", "output"),
+    "bedrock": ("input", "cached_input", "cache_write", "output"),
+    "gemini": ("input", "cached_input", "output"),
+    "vertex_ai": ("input", "cached_input", "output"),
+    "lrc": ("input", "output"),
+}
+"""Token classes each provider can bill. Reasoning tokens are billed as output unless a
+`reasoning` price is given; an unknown provider must price at least input and output."""
+
+
+def check(graph, diags: Diagnostics) -> None:
+    standards = list(graph.specs["standard"].values())
+    standard = standards[0] if len(standards) == 1 else None
+    if standard is not None:
+        _deterministic_primitives(graph, standard, diags)
+    for workload in graph.specs["workload"].values():
+        _judged_workload(workload, diags)
+    for edition in graph.specs["edition"].values():
+        _edition(graph, edition, standard, diags)
+    _categories(graph, diags)
+    _splits(graph, diags)
+
+
+def _deterministic_primitives(graph, standard, diags: Diagnostics) -> None:
+    primitives = [p["id"] for p in standard.data["primitives"]]
+    allowed_judged = len(primitives) - standard.data["policy"]["min_deterministic_primitives"]
+    judged: dict[str, Any] = {}
+    for workload in graph.specs["workload"].values():
+        if workload.data["grading"]["kind"] in JUDGED and workload.data["primitive"] in primitives:
+            judged.setdefault(workload.data["primitive"], workload)
+    if len(judged) > allowed_judged:
+        names = sorted(judged)
+        last = judged[names[-1]]
+        diags.error("LRC6101", f"{len(judged)} primitives are graded by a judge ({', '.join(names)}); at most {allowed_judged} may be",
+                    **last.at("grading", "kind"),
+                    hint=f"at least {standard.data['policy']['min_deterministic_primitives']} of {len(primitives)} primitives are graded deterministically (seed §1.3)")
+
+
+def _judged_workload(workload, diags: Diagnostics) -> None:
+    grading = workload.data["grading"]
+    if grading["kind"] not in JUDGED:
+        if "judge" in grading:
+            diags.error("LRC6102", "a deterministic workload has no judge", **workload.at("grading", "judge"),
+                        hint="set grading.kind to hybrid, or remove the judge block")
+        return
+    if "judge" not in grading:
+        diags.error("LRC6102", f"a {grading['kind']} workload names no judge rubric", **workload.at("grading"),
+                    hint="add grading.judge.rubric: <rubric>.v<N>")
+    blocking = [c for c in grading["checks"] if c.get("severity", "error") == "error"]
+    if not blocking:
+        diags.error("LRC6102", f"a {grading['kind']} workload needs at least one blocking deterministic sub-check", **workload.at("grading", "checks"),
+                    hint="a deterministic fail is a fail regardless of the judge score (seed §5.2)")
+
+
+def _edition(graph, edition, standard, diags: Diagnostics) -> None:
+    data = edition.data
+    judged = []
+    for i, ref in enumerate(data["workloads"]):
+        workload = graph.by_ref("workload", ref)
+        if workload is not None and workload.data["grading"]["kind"] in JUDGED:
+            judged.append((i, workload))
+    if judged:
+        i, workload = judged[0]
+        if "judge" not in data:
+            diags.error("LRC6103", f"{workload.ref} is judged but the edition fixes no judge", **edition.at("workloads", i),
+                        hint="add judge: {model: <provider/model>, sampling: {temperature: 0}} and price it")
+        review = data.get("human_review")
+        floor = Decimal(standard.data["policy"]["min_human_spot_check_rate"]) if standard else Decimal("0.20")
+        if review is None:
+            diags.error("LRC6104", f"{workload.ref} is judged but the edition sets no human spot-check rate", **edition.at("workloads", i),
+                        hint=f'add human_review: {{spot_check_rate: "{floor}", disagreement_threshold: "0.10"}}')
+        elif Decimal(review["spot_check_rate"]) < floor:
+            diags.error("LRC6104", f"spot-check rate {review['spot_check_rate']} is below the standard's {floor}",
+                        **edition.at("human_review", "spot_check_rate"))
+    for model in data["models"]:
+        _priced_classes(edition, model["id"], ("models", data["models"].index(model), "id"), diags)
+    for role in ("model", "second_model"):
+        judge = data.get("judge", {}).get(role)
+        if judge is not None:
+            _priced_classes(edition, judge, ("judge", role), diags)
+
+
+def _priced_classes(edition, model_id: str, where: tuple, diags: Diagnostics) -> None:
+    price = edition.data["pricing"].get(model_id)
+    if price is None:
+        return  # reported as LRC6001 by resolve
+    provider = model_id.split("/", 1)[0]
+    needed = BILLED_CLASSES.get(provider, ("input", "output"))
+    missing = [c for c in needed if c not in price]
+    if missing:
+        diags.error("LRC6001", f"'{model_id}' has no price for token class(es) {provider} bills: {', '.join(missing)}",
+                    **edition.at("pricing", model_id), hint='give every class an explicit price (an explicit "0" if it is free); never a silent $0')
+
+
+def _taxonomy_ids(taxonomy) -> set[str]:
+    return {c["id"] for part in ("primary", "secondary") for c in taxonomy.data[part]}
+
+
+def _category_uses(graph) -> Iterable[tuple[Any, tuple, str]]:
+    for workload in graph.specs["workload"].values():
+        for i, c in enumerate(workload.data["grading"]["checks"]):
+            if "failure_category" in c:
+                yield workload, ("grading", "checks", i, "failure_category"), c["failure_category"]
+    for system in graph.specs["system"].values():
+        for key, value in system.data.get("failure_categories", {}).items():
+            yield system, ("failure_categories", key), value
+    for task in graph.specs["task"].values():
+        for i, c in enumerate(task.data["checks"]):
+            yield task, ("checks", i, "failure_category"), c["failure_category"]
+
+
+def _categories(graph, diags: Diagnostics) -> None:
+    taxonomies = list(graph.specs["taxonomy"].values())
+    if not taxonomies:
+        return
+    known = set().union(*(_taxonomy_ids(t) for t in taxonomies))
+    for spec, where, value in _category_uses(graph):
+        if value not in known:
+            from lrc.compiler.refs import did_you_mean
+
+            guess = did_you_mean(value, known)
+            diags.error("LRC6108", f"unknown failure category '{value}'", **spec.at(*where),
+                        hint=f"did you mean '{guess}'?" if guess else f"categories: {', '.join(sorted(known))}")
+    for edition in graph.specs["edition"].values():
+        pinned = graph.by_ref("taxonomy", edition.data.get("taxonomy", "")) if edition.data.get("taxonomy") else None
+        if pinned is None:
+            continue
+        ids = _taxonomy_ids(pinned)
+        used = [(s, w, v) for s, w, v in _category_uses(graph)
+                if (s.kind == "workload" and s.ref in edition.data["workloads"])
+                or (s.kind == "system" and s.ref in edition.data["systems"])
+                or (s.kind == "task" and s.ref in edition.data.get("tasks", {}).get("test", []) + edition.data.get("tasks", {}).get("dev", []))]
+        for spec, where, value in used:
+            if value in known and value not in ids:
+                diags.error("LRC6108", f"failure category '{value}' is not in {pinned.ref}, the taxonomy this edition pins",
+                            **spec.at(*where))
+
+
+def _splits(graph, diags: Diagnostics) -> None:
+    """A dev task is never a test task: not by its own split, nor by another edition's use."""
+    dev_anywhere: dict[str, str] = {}
+    for edition in graph.specs["edition"].values():
+        for ref in edition.data.get("tasks", {}).get("dev", []):
+            dev_anywhere.setdefault(ref, edition.ref)
+    for edition in graph.specs["edition"].values():
+        tasks = edition.data.get("tasks", {})
+        for split in ("test", "dev"):
+            for i, ref in enumerate(tasks.get(split, [])):
+                task = graph.by_ref("task", ref)
+                if task is None:
+                    continue
+                if split == "test" and task.data["split"] == "dev":
+                    diags.error("LRC6107", f"{ref} is a development task; it cannot be in a test split", **edition.at("tasks", "test", i),
+                                hint="move it to tasks.dev, or use a task that was never used for development")
+                elif split == "test" and parse_ref(ref) and ref in dev_anywhere:
+                    diags.error("LRC6107", f"{ref} is in the development split of {dev_anywhere[ref]}", **edition.at("tasks", "test", i))
+                elif split == "dev" and task.data["split"] == "test":
+                    diags.error("LRC6107", f"{ref} is declared a test task but listed for development; once used for development it is a dev task",
+                                **edition.at("tasks", "dev", i), hint="set its split to dev (a new version of the task)")
+
+
+def check_split_history(graph, ledger, diags: Diagnostics) -> None:
+    """A task that was ever recorded with split dev stays out of every test split."""
+    for edition in graph.specs["edition"].values():
+        for i, ref in enumerate(edition.data.get("tasks", {}).get("test", [])):
+            parsed = parse_ref(ref)
+            if parsed is None:
+                continue
+            for version in sorted(ledger.history.get(f"task:{parsed[0]}", {})):
+                old = ledger.snapshot("task", parsed[0], version)
+                if old and old.get("split") == "dev":
+                    diags.error("LRC6107", f"{parsed[0]} was a development task at version {version}; no later version can be a test task",
+                                **edition.at("tasks", "test", i), hint="use a new task (a new id) for the test split")
+                    break
