@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml import events as ev
 
@@ -58,8 +58,12 @@ class SourceDoc:
         return self.keys.get(pointer) or self.locate(pointer)
 
 
-def _pre_scan(text: str, path: str, diags: Diagnostics) -> bool:
-    """Refuse directives, tags, anchors, aliases, merge keys and deep nesting. True if clean."""
+def _pre_scan(text: str, path: str, diags: Diagnostics, events: list | None = None) -> bool:
+    """Refuse directives, tags, anchors, aliases, merge keys and deep nesting. True if clean.
+
+    Uses the safe pure-Python parser (no comment gathering, which cost more than the rest of
+    the compile) and keeps the events in `events`, so the document is parsed exactly once.
+    """
     ok = True
     depth = nodes = documents = 0
     expecting_key: list[bool | None] = []  # per open collection: mapping -> next node is a key?; sequence -> None
@@ -70,7 +74,9 @@ def _pre_scan(text: str, path: str, diags: Diagnostics) -> bool:
         diags.error(code, summary, path=path, line=mark.line + 1, column=mark.column + 1, hint=hint)
 
     try:
-        for event in YAML(typ="rt").parse(text):
+        for event in YAML(typ="safe", pure=True).parse(text):
+            if events is not None:
+                events.append(event)
             if isinstance(event, ev.DocumentStartEvent):
                 documents += 1
                 if documents > 1:
@@ -121,92 +127,148 @@ def _pre_scan(text: str, path: str, diags: Diagnostics) -> bool:
 
 
 class _Builder:
-    """Turns a ruamel round-trip tree into plain data and a pointer -> position map."""
+    """Turns the checked event stream into plain data and pointer -> position maps.
+
+    Scalars are typed by ruamel's own YAML 1.2 resolver and safe constructor, exactly as a
+    loader would type them; dates become ISO strings; duplicate and non-string keys, NaN,
+    infinity and lone surrogates are reported where they stand.
+    """
 
     def __init__(self, path: str, diags: Diagnostics):
         self.path = path
         self.diags = diags
         self.values: dict[str, tuple[int, int]] = {}
         self.keys: dict[str, tuple[int, int]] = {}
+        self.yaml = YAML(typ="safe", pure=True)
 
     def _surrogate(self, pointer: str, pos: tuple[int, int]) -> None:
         self.diags.error("LRC1007", "string holds a lone surrogate escape (e.g. \\ud800), which is not a Unicode character",
                          path=self.path, line=pos[0], column=pos[1], pointer=pointer,
                          hint="write the character itself, or escape a code point above U+FFFF as \\U0001F600")
 
-    def build(self, node: Any, parts: list, pos: tuple[int, int]) -> Any:
-        pointer = pointer_of(parts)
-        self.values[pointer] = pos
-        if isinstance(node, CommentedMap):
-            out: dict[str, Any] = {}
-            for key in node:
-                kpos = node.lc.key(key)
-                vpos = node.lc.value(key)
-                name = key
-                if isinstance(key, str) and SURROGATE.search(key):
-                    self._surrogate(pointer, (kpos[0] + 1, kpos[1] + 1))
-                    name = SURROGATE.sub("\ufffd", key)
-                if not isinstance(key, str):
-                    self.diags.error("LRC2001", f"mapping keys must be strings, found {key!r}", path=self.path,
-                                     line=kpos[0] + 1, column=kpos[1] + 1, pointer=pointer,
-                                     hint="quote the key")
-                    name = str(key)  # the tree is still indexed by the original key
-                child = parts + [name]
-                self.keys[pointer_of(child)] = (kpos[0] + 1, kpos[1] + 1)
-                out[name] = self.build(node[key], child, (vpos[0] + 1, vpos[1] + 1))
-            return out
-        if isinstance(node, CommentedSeq):
-            items = []
-            for i, value in enumerate(node):
-                ipos = node.lc.item(i)
-                items.append(self.build(value, parts + [i], (ipos[0] + 1, ipos[1] + 1)))
-            return items
-        if node is None or isinstance(node, bool):
-            return node
-        if isinstance(node, int):
-            return int(node)
-        if isinstance(node, float):
-            if math.isnan(node) or math.isinf(node):
+    def _construct(self, event: ev.ScalarEvent) -> Any:
+        tag = self.yaml.resolver.resolve(ScalarNode, event.value, event.implicit)
+        node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
+        try:
+            return self.yaml.constructor.construct_object(node, deep=True)
+        except (YAMLError, ValueError, OverflowError):  # e.g. 2026-13-45 looks like a date but is none: keep the text
+            return event.value
+
+    def _scalar(self, value: Any, pointer: str, pos: tuple[int, int]) -> Any:
+        if value is None or isinstance(value, bool):
+            return value
+        if isinstance(value, int):
+            return int(value)
+        if isinstance(value, float):
+            if math.isnan(value) or math.isinf(value):
                 self.diags.error("LRC2001", "NaN and infinity are not allowed in specs", path=self.path,
                                  line=pos[0], column=pos[1], pointer=pointer)
                 return None
-            return float(node)
-        if isinstance(node, str):
-            if SURROGATE.search(node):
+            return float(value)
+        if isinstance(value, str):
+            if SURROGATE.search(value):
                 self._surrogate(pointer, pos)
-                return SURROGATE.sub("\ufffd", str(node))
-            return str(node)
-        if isinstance(node, (_dt.date, _dt.datetime)):
-            return node.isoformat()
-        self.diags.error("LRC1003", f"unsupported YAML value of type {type(node).__name__}", path=self.path,
+                return SURROGATE.sub("\ufffd", value)
+            return str(value)
+        if isinstance(value, (_dt.date, _dt.datetime)):
+            return value.isoformat()
+        self.diags.error("LRC1003", f"unsupported YAML value of type {type(value).__name__}", path=self.path,
                          line=pos[0], column=pos[1], pointer=pointer)
         return None
 
+    def build(self, events: list) -> tuple[bool, Any]:
+        """(ok, data) from the events of one document."""
+        root: Any = None
+        stack: list[dict[str, Any]] = []
+        for event in events:
+            if isinstance(event, (ev.MappingEndEvent, ev.SequenceEndEvent)):
+                stack.pop()
+                continue
+            if not isinstance(event, (ev.ScalarEvent, ev.MappingStartEvent, ev.SequenceStartEvent)):
+                continue
+            pos = (event.start_mark.line + 1, event.start_mark.column + 1)
+            frame = stack[-1] if stack else None
+            if frame is not None and frame["kind"] == "map" and frame["key"] is None:
+                if not isinstance(event, ev.ScalarEvent):
+                    self.diags.error("LRC2001", "mapping keys must be strings, found a collection", path=self.path,
+                                     line=pos[0], column=pos[1], pointer=pointer_of(frame["parts"]), hint="use a plain string key")
+                    return False, None
+                key = self._construct(event)
+                name = key
+                if isinstance(key, str) and SURROGATE.search(key):
+                    self._surrogate(pointer_of(frame["parts"]), pos)
+                    name = SURROGATE.sub("\ufffd", key)
+                if not isinstance(key, str):
+                    self.diags.error("LRC2001", f"mapping keys must be strings, found {key!r}", path=self.path,
+                                     line=pos[0], column=pos[1], pointer=pointer_of(frame["parts"]), hint="quote the key")
+                    name = str(key)
+                child = pointer_of(frame["parts"] + [name])
+                if name in frame["value"]:
+                    first = self.keys.get(child, (0, 0))[0]
+                    self.diags.error("LRC1002", f'duplicate key "{name}" (first at line {first})', path=self.path,
+                                     line=pos[0], column=pos[1], pointer=child, hint="keep one occurrence of the key")
+                    return False, None
+                self.keys[child] = pos
+                frame["key"] = name
+                continue
+            if frame is None:
+                parts: list = []
+            elif frame["kind"] == "map":
+                parts = frame["parts"] + [frame["key"]]
+            else:
+                parts = frame["parts"] + [len(frame["value"])]
+            pointer = pointer_of(parts)
+            self.values[pointer] = pos
+            if isinstance(event, ev.ScalarEvent):
+                value = self._scalar(self._construct(event), pointer, pos)
+            else:
+                value = {} if isinstance(event, ev.MappingStartEvent) else []
+            if frame is None:
+                root = value
+            elif frame["kind"] == "map":
+                frame["value"][frame["key"]] = value
+                frame["key"] = None
+            else:
+                frame["value"].append(value)
+            if isinstance(event, (ev.MappingStartEvent, ev.SequenceStartEvent)):
+                stack.append({"kind": "map" if isinstance(event, ev.MappingStartEvent) else "seq", "value": value, "parts": parts, "key": None})
+        return True, root
+
+
+CACHE: Any = None
+"""The compiler's content-addressed cache (compiler/cache.py), when the pipeline sets one."""
+
 
 def load_text(text: str, path: str, abspath: Path, diags: Diagnostics) -> SourceDoc | None:
-    """Load YAML text that has already passed size and encoding checks."""
-    if not _pre_scan(text, path, diags):
-        return None
-    yaml = YAML(typ="rt")  # fresh per file: a %YAML directive would leak into the next load
-    try:
-        tree = yaml.load(text)
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        dup = "duplicate key" in str(exc).lower() or type(exc).__name__ == "DuplicateKeyError"
-        code = "LRC1002" if dup else "LRC1001"
-        summary = f"duplicate key: {exc.problem}" if dup else f"YAML error: {exc.problem or exc.context}"
-        diags.error(code, summary.strip(), path=path,
-                    line=(mark.line + 1) if mark else None, column=(mark.column + 1) if mark else None,
-                    hint="keep one occurrence of the key" if dup else None)
-        return None
-    except YAMLError as exc:  # pragma: no cover
-        diags.error("LRC1001", f"YAML error: {exc}", path=path)
-        return None
-    if not isinstance(tree, CommentedMap):
-        diags.error("LRC1008", "the top level of a spec must be a mapping", path=path, line=1, column=1)
+    """Load YAML text that has already passed size and encoding checks (one parse, fresh parser)."""
+    key = None
+    if CACHE is not None:
+        from lrc.compiler.cache import key_of
+
+        key = key_of(text.encode("utf-8"))
+        hit = CACHE.get("yaml", key)
+        if hit is not None:
+            return SourceDoc(path=path, abspath=abspath, text=text, data=hit["data"],
+                             values={k: tuple(v) for k, v in hit["values"].items()},
+                             keys={k: tuple(v) for k, v in hit["keys"].items()})
+    before = len(diags.items)
+    doc = _load_text(text, path, abspath, diags)
+    if doc is not None and key is not None and len(diags.items) == before:
+        CACHE.put("yaml", key, {"data": doc.data, "values": doc.values, "keys": doc.keys})
+    return doc
+
+
+def _load_text(text: str, path: str, abspath: Path, diags: Diagnostics) -> SourceDoc | None:
+    events: list = []
+    if not _pre_scan(text, path, diags, events):
         return None
     builder = _Builder(path, diags)
-    data = builder.build(tree, [], (tree.lc.line + 1, tree.lc.col + 1))
+    ok, data = builder.build(events)
+    if not ok:
+        return None
+    if not isinstance(data, dict):
+        diags.error("LRC1008", "the top level of a spec must be a mapping", path=path, line=1, column=1)
+        return None
     return SourceDoc(path=path, abspath=abspath, text=text, data=data, values=builder.values, keys=builder.keys)
 
 

@@ -97,7 +97,28 @@ def discover_components(root: Path, diags: Diagnostics) -> dict[str, codeprint.C
         return {}
 
 
-def compile_project(root: Path, check: bool = False) -> CompileResult:
+def compile_project(root: Path, check: bool = False, cache: bool = True) -> CompileResult:
+    """Compile `root`; with `cache`, reuse content-addressed results from .lrc-cache/
+    (written by a plain compile, only read by --check)."""
+    from lrc.compiler import load as load_module
+    from lrc.compiler.cache import Cache
+
+    store = Cache(root, enabled=cache)
+    load_module.CACHE = store if store.enabled else None
+    codeprint.SOURCE_DIGESTS = store.namespace("code") if store.enabled else None
+    known = len(codeprint.SOURCE_DIGESTS or {})
+    try:
+        return _compile_project(root, check)
+    finally:
+        if len(codeprint.SOURCE_DIGESTS or {}) != known:
+            store.dirty = True  # the code namespace is filled in place
+        load_module.CACHE = None
+        codeprint.SOURCE_DIGESTS = None
+        if not check:  # --check writes nothing at all, the cache included; it only reads it
+            store.save()
+
+
+def _compile_project(root: Path, check: bool) -> CompileResult:
     diags = Diagnostics()
     result = CompileResult(root, diags)
     schemas = SchemaSet.load(root / "schemas")

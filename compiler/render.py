@@ -8,6 +8,7 @@ carries both the template (what the runtime renders per item) and the sample.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import signal
 import threading
@@ -82,44 +83,14 @@ def render_workload(spec: Spec, diags: Diagnostics) -> dict[str, dict[str, dict[
             if relpath is None:  # the file itself failed to load; already reported
                 continue
             where = {"path": relpath, "pointer": None}
-            try:
-                parsed = env.parse(source)
-            except TemplateSyntaxError as exc:
-                diags.error("LRC4001", f"template syntax error: {exc.message}", path=relpath, line=exc.lineno, column=1,
-                            notes=(f"used by {spec.ref} at {pointer}",))
-                continue
-            unknown = sorted(meta.find_undeclared_variables(parsed) - set(CONTEXT_VARIABLES))
-            if unknown:
-                diags.error("LRC4002", f"template uses undefined variable(s): {', '.join(unknown)}", **where,
-                            hint="templates see only `task` (the workload's task block) and `item` (one dataset item)",
-                            notes=(f"used by {spec.ref} at {pointer}",))
-                continue
-            try:
-                with _deadline(RENDER_SECONDS):
-                    sample = render(source, context)
-            except UndefinedError as exc:
-                diags.error("LRC4002", f"sample render failed: {exc.message}", **where,
-                            hint="the template reads a field that `task` or `sample_item` does not have",
-                            notes=(f"used by {spec.ref} at {pointer}",))
-                continue
-            except SecurityError as exc:
-                diags.error("LRC4003", f"template not allowed: {exc}", **where, notes=(f"used by {spec.ref} at {pointer}",))
-                continue
-            except RenderTooLarge as exc:
-                diags.error("LRC4004", str(exc), **where, notes=(f"used by {spec.ref} at {pointer}",))
-                continue
-            except RenderTimeout:
-                diags.error("LRC4004", f"template took more than {RENDER_SECONDS}s to render", **where,
-                            notes=(f"used by {spec.ref} at {pointer}",))
-                continue
-            except (TemplateError, TypeError, ValueError, ArithmeticError, AttributeError, IndexError, KeyError, RecursionError) as exc:
-                diags.error("LRC4001", f"template failed to render: {type(exc).__name__}: {exc}", **where,
-                            notes=(f"used by {spec.ref} at {pointer}",))
-                continue
-            if SURROGATE.search(sample):
-                diags.error("LRC4001", "template rendered a lone surrogate (e.g. from \"\\ud800\"), which is not a Unicode character",
-                            **where, notes=(f"used by {spec.ref} at {pointer}",))
-                continue
+            cached = _cached_sample(source, context)
+            if cached is not None:
+                sample = cached
+            else:
+                sample = _checked_render(env, spec, source, context, relpath, where, pointer, diags)
+                if sample is None:
+                    continue
+                _remember_sample(source, context, sample)
             if "sample_answer" in spec.data:
                 leaks = answer_leaks(spec.data["sample_answer"], context, sample)
                 if leaks:
@@ -134,3 +105,64 @@ def render_workload(spec: Spec, diags: Diagnostics) -> dict[str, dict[str, dict[
                 "sample_digest": digest_text("prompt-sample", sample),
             }
     return out
+
+
+def _cache_key(source: str, context: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps([source, context], sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def _cached_sample(source: str, context: dict[str, Any]) -> str | None:
+    from lrc.compiler import load
+
+    return load.CACHE.get("render", _cache_key(source, context)) if load.CACHE is not None else None
+
+
+def _remember_sample(source: str, context: dict[str, Any], sample: str) -> None:
+    from lrc.compiler import load
+
+    if load.CACHE is not None:
+        load.CACHE.put("render", _cache_key(source, context), sample)
+
+
+def _checked_render(env, spec: Spec, source: str, context: dict[str, Any], relpath: str, where: dict, pointer: str,
+                    diags: Diagnostics) -> str | None:
+    """Static checks, then the sample render under a deadline; None (and a diagnostic) on failure."""
+    try:
+        parsed = env.parse(source)
+    except TemplateSyntaxError as exc:
+        diags.error("LRC4001", f"template syntax error: {exc.message}", path=relpath, line=exc.lineno, column=1,
+                    notes=(f"used by {spec.ref} at {pointer}",))
+        return None
+    unknown = sorted(meta.find_undeclared_variables(parsed) - set(CONTEXT_VARIABLES))
+    if unknown:
+        diags.error("LRC4002", f"template uses undefined variable(s): {', '.join(unknown)}", **where,
+                    hint="templates see only `task` (the workload's task block) and `item` (one dataset item)",
+                    notes=(f"used by {spec.ref} at {pointer}",))
+        return None
+    try:
+        with _deadline(RENDER_SECONDS):
+            sample = render(source, context)
+    except UndefinedError as exc:
+        diags.error("LRC4002", f"sample render failed: {exc.message}", **where,
+                    hint="the template reads a field that `task` or `sample_item` does not have",
+                    notes=(f"used by {spec.ref} at {pointer}",))
+        return None
+    except SecurityError as exc:
+        diags.error("LRC4003", f"template not allowed: {exc}", **where, notes=(f"used by {spec.ref} at {pointer}",))
+        return None
+    except RenderTooLarge as exc:
+        diags.error("LRC4004", str(exc), **where, notes=(f"used by {spec.ref} at {pointer}",))
+        return None
+    except RenderTimeout:
+        diags.error("LRC4004", f"template took more than {RENDER_SECONDS}s to render", **where,
+                    notes=(f"used by {spec.ref} at {pointer}",))
+        return None
+    except (TemplateError, TypeError, ValueError, ArithmeticError, AttributeError, IndexError, KeyError, RecursionError) as exc:
+        diags.error("LRC4001", f"template failed to render: {type(exc).__name__}: {exc}", **where,
+                    notes=(f"used by {spec.ref} at {pointer}",))
+        return None
+    if SURROGATE.search(sample):
+        diags.error("LRC4001", "template rendered a lone surrogate (e.g. from \"\\ud800\"), which is not a Unicode character",
+                    **where, notes=(f"used by {spec.ref} at {pointer}",))
+        return None
+    return sample

@@ -17,6 +17,7 @@ fingerprint runtime code without loading it.
 from __future__ import annotations
 
 import ast
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -93,6 +94,20 @@ def module_name(path: Path, root: Path | None = None) -> str:
     return ".".join([PACKAGE, *parts])
 
 
+_MEMO: dict[tuple, Any] = {}
+"""Per-process memo keyed by (what, path, size, mtime_ns): every component's closure shares
+modules, and re-parsing them for each component dominated compile time. A changed file gets
+a new key, so the memo can never serve a stale digest."""
+
+
+def _memo(what: str, path: Path, compute):
+    st = path.stat()
+    key = (what, str(path), st.st_size, st.st_mtime_ns)
+    if key not in _MEMO:
+        _MEMO[key] = compute()
+    return _MEMO[key]
+
+
 def _parse(path: Path) -> ast.Module:
     try:
         return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
@@ -107,6 +122,17 @@ def discover(root: Path | None = None) -> dict[str, Component]:
     found: dict[str, Component] = {}
     for path in sorted(root.rglob("*.py")):
         if "__pycache__" in path.parts:
+            continue
+        raw = path.read_bytes()
+        if b"COMPONENT_" not in raw:  # cheap: most modules declare nothing
+            continue
+        ckey = f"declares:{hashlib.sha256(raw).hexdigest()}" if SOURCE_DIGESTS is not None else None
+        if ckey is not None and ckey in SOURCE_DIGESTS:
+            ident, version, line, col = SOURCE_DIGESTS[ckey]
+            comp = Component(ident, version, module_name(path, root), path, line, col)
+            if comp.ref in found:
+                raise CodeprintError(path, line, f"component {comp.ref} is declared twice ({found[comp.ref].path.name})")
+            found[comp.ref] = comp
             continue
         tree = _parse(path)
         ident = version = None
@@ -127,6 +153,8 @@ def discover(root: Path | None = None) -> dict[str, Component]:
         if ident is None or version is None:
             raise CodeprintError(path, vpos[0] or 1, "a component module needs both COMPONENT_ID and COMPONENT_VERSION")
         comp = Component(ident, version, module_name(path, root), path, vpos[0], vpos[1])
+        if ckey is not None:
+            SOURCE_DIGESTS[ckey] = [ident, version, vpos[0], vpos[1]]
         if comp.ref in found:
             raise CodeprintError(path, vpos[0], f"component {comp.ref} is declared twice ({found[comp.ref].path.name})")
         found[comp.ref] = comp
@@ -170,15 +198,44 @@ def _blank_version(tree: ast.Module) -> None:
             node.value = ast.Constant(value=None)
 
 
+SOURCE_DIGESTS: dict[str, Any] | None = None
+"""Optional content-addressed map a caller may supply (the compiler's cache): keys embed the
+sha256 of the source bytes (file digests, imports, declarations). The runtime never sets it:
+verification always recomputes from the source."""
+
+
 def file_digest(path: Path) -> str:
     """Digest of one module's normalized syntax tree (docstrings and the version number left out)."""
-    tree = _parse(path)
-    _strip_docstrings(tree)
-    _blank_version(tree)
-    return digest("code-ast", _serialize(tree))
+
+    def compute() -> str:
+        raw = path.read_bytes()
+        key = hashlib.sha256(raw).hexdigest() if SOURCE_DIGESTS is not None else None
+        if key is not None and key in SOURCE_DIGESTS:
+            return SOURCE_DIGESTS[key]
+        tree = _parse(path)
+        _strip_docstrings(tree)
+        _blank_version(tree)
+        value = digest("code-ast", _serialize(tree))
+        if key is not None:
+            SOURCE_DIGESTS[key] = value
+        return value
+
+    return _memo("digest", path, compute)
 
 
 def _imports(path: Path, module: str) -> Iterable[str]:
+    def compute() -> list[str]:
+        if SOURCE_DIGESTS is None:
+            return list(_scan_imports(path, module))
+        key = f"imports:{module}:{hashlib.sha256(path.read_bytes()).hexdigest()}"
+        if key not in SOURCE_DIGESTS:
+            SOURCE_DIGESTS[key] = list(_scan_imports(path, module))
+        return SOURCE_DIGESTS[key]
+
+    return _memo("imports", path, compute)
+
+
+def _scan_imports(path: Path, module: str) -> Iterable[str]:
     tree = _parse(path)
     package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
     for node in ast.walk(tree):
