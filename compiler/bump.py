@@ -44,15 +44,16 @@ def _next_version(ledger: Ledger, key: str, current: int) -> int:
     return max([current, *recorded]) + 1
 
 
-def bump(root: Path, ident: str, diags: Diagnostics) -> Bumped | None:
+def bump(root: Path, ident: str, diags: Diagnostics, kind: str | None = None) -> Bumped | None:
+    """Bump the spec or code component `ident` (only of `kind` when given: a spec kind or "code")."""
     ledger = Ledger.read(root, diags)
     schemas = SchemaSet.load(root / "schemas")
     scratch = Diagnostics()  # problems elsewhere in the tree do not block a bump of this file
-    for kind, doc in load_and_validate(root, schemas, scratch):
-        if doc.data.get("id") != ident:
+    for kind_found, doc in load_and_validate(root, schemas, scratch):
+        if doc.data.get("id") != ident or (kind is not None and kind_found != kind):
             continue
         version = doc.data["version"]
-        new = _next_version(ledger, f"{kind}:{ident}", version)
+        new = _next_version(ledger, f"{kind_found}:{ident}", version)
         line, col = doc.locate("/version")
         raw = (root / doc.path).read_bytes().decode("utf-8")
         bom = "\ufeff" if raw.startswith("\ufeff") else ""  # load positions are counted without it
@@ -71,7 +72,7 @@ def bump(root: Path, ident: str, diags: Diagnostics) -> Bumped | None:
         return Bumped(doc.path, ident, version, new)
 
     for comp in discover_components(root, diags).values():
-        if comp.id != ident:
+        if comp.id != ident or kind not in (None, "code"):
             continue
         new = _next_version(ledger, f"code:{ident}", comp.version)
         text = comp.path.read_text(encoding="utf-8")
@@ -101,3 +102,75 @@ def _only_version_changed(before: str, after: str, new: int) -> bool:
         if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "COMPONENT_VERSION":
             node.value = ast.Constant(value=None)
     return ast.dump(a) == ast.dump(b) and re.search(rf"COMPONENT_VERSION\s*=\s*{new}\b", after) is not None
+
+
+# -- lrc bump --all-required ------------------------------------------------------------------
+
+REQUIRED = ("LRC5001", "LRC5003", "LRC5101", "LRC5103")
+"""Gate errors a bump fixes: content changed at a recorded version (the latest, or an older one reused)."""
+
+
+@dataclass
+class Pin:
+    """A reference that still pins a version that was just bumped."""
+
+    path: str
+    line: int
+    column: int
+    pointer: str
+    owner: str  # "edition demo", "workload triage.ap-inbox"
+    old: str  # the pinned ref
+    new: str  # the ref to write instead
+
+
+def _strings(value, parts=()):
+    if isinstance(value, dict):
+        for key, sub in value.items():
+            yield from _strings(sub, (*parts, key))
+    elif isinstance(value, list):
+        for i, sub in enumerate(value):
+            yield from _strings(sub, (*parts, i))
+    elif isinstance(value, str):
+        yield parts, value
+
+
+def find_pins(graph, old_to_new: dict[str, str]) -> list[Pin]:
+    """Every spec value equal to one of the old refs (editions pin workloads, workloads pin code, ...)."""
+    from lrc.compiler.diagnostics import pointer_of
+
+    pins: list[Pin] = []
+    for kind, specs in graph.specs.items():
+        for spec in specs.values():
+            for parts, value in _strings(spec.data):
+                if value in old_to_new:
+                    pointer = pointer_of(parts)
+                    line, col = spec.doc.locate(pointer)
+                    pins.append(Pin(spec.doc.path, line, col, pointer, f"{kind} {spec.id}", value, old_to_new[value]))
+    return sorted(pins, key=lambda p: (p.path, p.line, p.column))
+
+
+def bump_all_required(root: Path, diags: Diagnostics) -> tuple[list[Bumped], list[Pin]]:
+    """Bump every spec and code component the gate refuses for changed content; list the stale pins.
+
+    Needs a tree that resolves (the gate compares resolved content): otherwise the errors are
+    reported and nothing is bumped.
+    """
+    from lrc.compiler.pipeline import gate_report
+
+    analysis, gated = gate_report(root)
+    if analysis.diagnostics.has_errors:
+        diags.extend([d for d in analysis.diagnostics.sorted() if d.severity == "error"])
+        return [], []
+    by_place = {(e.path, e.line, e.column): e for e in analysis.entries}
+    todo = []
+    for d in gated.sorted():
+        entry = by_place.get((d.path, d.line, d.column))
+        if d.code in REQUIRED and entry is not None and entry not in todo:
+            todo.append(entry)
+    done: list[Bumped] = []
+    for entry in todo:
+        res = bump(root, entry.id, diags, kind=entry.kind)
+        if res is not None:
+            done.append(res)
+    old_to_new = {f"{b.id}.v{b.old}": f"{b.id}.v{b.new}" for b in done}
+    return done, find_pins(analysis.graph, old_to_new) if analysis.graph is not None else []

@@ -3,8 +3,10 @@
 Exit codes: 0 ok; 1 problems in specs or inputs the user can fix; 2 usage error;
 3 a run ended incomplete (infrastructure failures exhausted their retries: run it again to
 resume); 4 a plan.lock was refused (tampered, stale or foreign); 70 an internal error (a bug).
-The compile path imports neither litellm nor polars nor the runtime: `execute` and `report`
-import the runtime lazily.
+`lrc diff` follows Terraform's -detailed-exitcode: 0 nothing changed, 2 something changed,
+1 error (spec errors, a bad ref or lock).
+The compile path imports neither litellm nor polars nor the runtime: `execute`, `report` and
+`render` import the runtime lazily.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import sys
 from pathlib import Path
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_REFUSED, EXIT_INTERNAL = 0, 1, 2, 3, 4, 70
+EXIT_CHANGED = 2  # `lrc diff` only: something changed
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -27,9 +30,27 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--project", type=Path, help="project folder (default: the nearest folder with specs/ and schemas/)")
 
     b = sub.add_parser("bump", help="raise the version of a spec or code component, keeping the file's formatting")
-    b.add_argument("ids", nargs="+", metavar="ID")
+    b.add_argument("ids", nargs="*", metavar="ID")
+    b.add_argument("--all-required", action="store_true",
+                   help="bump every spec and code component the version gate refuses for changed content (LRC5001/5003/5101/5103)")
     b.add_argument("--format", choices=["text", "json", "github"], default="text")
     b.add_argument("--project", type=Path)
+
+    d = sub.add_parser("diff", help="what changed per spec and code component, and which bumps are required (exit 0 none, 2 changes, 1 error)")
+    d.add_argument("--against", default="HEAD", metavar="GIT_REF|OLD.lock",
+                   help="a git ref (default HEAD: the working tree's uncommitted changes) or a plan.lock file")
+    d.add_argument("--format", choices=["text", "json", "github"], default="text")
+    d.add_argument("--project", type=Path)
+
+    rd = sub.add_parser("render", help="print exactly the messages a run sends, from the lock")
+    rd.add_argument("workload", metavar="WORKLOAD", help="workload ref (extract.invoice.v1) or id")
+    rd.add_argument("--system", required=True, metavar="S", help="system key, e.g. single-shot or agentic")
+    rd.add_argument("--edition", metavar="E", help="edition id (default: the only compiled edition, or demo)")
+    rd.add_argument("--item", type=_index, metavar="N", help="generate item N (0-based) from the locked seed and render it")
+    rd.add_argument("--model", metavar="M", help="model id (matters for file attachments; default: a text-input model)")
+    rd.add_argument("--seed-file", type=Path, help="the held-out seed of a held-out edition (with --item)")
+    rd.add_argument("--format", choices=["text", "json", "github"], default="text")
+    rd.add_argument("--project", type=Path)
 
     e = sub.add_parser("execute", help="run a compiled plan.lock and report")
     e.add_argument("lock", type=Path, metavar="PLAN.lock")
@@ -41,9 +62,44 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("lock", type=Path, metavar="PLAN.lock")
     r.add_argument("--out", type=Path, required=True)
 
-    x = sub.add_parser("explain", help="long-form help for a diagnostic code")
+    x = sub.add_parser("explain", help="long-form help for a diagnostic code, with an example")
     x.add_argument("code")
+
+    sd = sub.add_parser("seed", help="held-out seeds")
+    sd_sub = sd.add_subparsers(dest="seed_command", required=True, metavar="SUBCOMMAND")
+    sn = sd_sub.add_parser("new", help="write a fresh held-out seed file and print its commitment for the edition")
+    sn.add_argument("name", nargs="?", default="held-out", help="file name under seeds/ (default: held-out)")
+    sn.add_argument("--out", type=Path, metavar="PATH", help="where to write the seed (default: seeds/<name>.seed in the project)")
+    sn.add_argument("--project", type=Path)
+
+    pr = sub.add_parser("pricing", help="pricing helpers")
+    pr_sub = pr.add_subparsers(dest="pricing_command", required=True, metavar="SUBCOMMAND")
+    ps = pr_sub.add_parser("snapshot", help="a pricing block prefilled offline from litellm's bundled cost map, to review and paste")
+    ps.add_argument("models", nargs="+", metavar="MODEL")
+    ps.add_argument("--as-of", type=_date, metavar="YYYY-MM-DD", help="the as_of date to write (default: today, UTC)")
     return p
+
+
+def _index(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an item index: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("item indexes start at 0")
+    return value
+
+
+def _date(text: str) -> str:
+    import datetime as _dt
+    import re
+
+    try:
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+            return _dt.date.fromisoformat(text).isoformat()
+    except ValueError:
+        pass
+    raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}")
 
 
 def _project(arg: Path | None) -> Path:
@@ -80,24 +136,103 @@ def _cmd_compile(args) -> int:
 
 
 def _cmd_bump(args) -> int:
-    from lrc.compiler.bump import bump
+    from lrc.compiler.bump import bump, bump_all_required
     from lrc.compiler.diagnostics import Diagnostics
     from lrc.compiler.printer import emit
 
+    if args.all_required and args.ids:
+        print("lrc bump: give IDs or --all-required, not both", file=sys.stderr)
+        return EXIT_USAGE
+    if not args.all_required and not args.ids:
+        print("lrc bump: name the spec or code component ids to bump, or pass --all-required", file=sys.stderr)
+        return EXIT_USAGE
     root = _project(args.project)
     diags = Diagnostics()
-    done = []
-    for ident in args.ids:
-        res = bump(root, ident, diags)
-        if res:
-            done.append(res)
-            if args.format == "text":
-                print(f"{res.path}: {res.id} {res.old} -> {res.new}")
-    emit(diags.sorted(), args.format, sys.stdout if args.format in ("json", "github") else sys.stderr,
-         **({"command": "bump", "bumped": [vars(d) for d in done]} if args.format == "json" else {}))
-    if done and args.format == "text":
-        print("Update the references that pin the old version, then run `lrc compile`.")
+    done, pins = [], []
+    if args.all_required:
+        done, pins = bump_all_required(root, diags)
+    else:
+        for ident in args.ids:
+            res = bump(root, ident, diags)
+            if res:
+                done.append(res)
+    if args.format == "text":
+        for res in done:
+            print(f"{res.path}: {res.id} {res.old} -> {res.new}")
+    if args.format == "json":
+        emit(diags.sorted(), "json", sys.stdout, command="bump", ok=not diags.has_errors, all_required=args.all_required,
+             bumped=[vars(d) for d in done], pins=[vars(p) for p in pins])
+    elif args.format == "github":
+        emit(diags.sorted(), "github", sys.stdout)
+        for p in pins:
+            print(f"::warning file={p.path},line={p.line},col={p.column},title=stale pin::{p.owner} pins {p.old}; "
+                  f"update it to {p.new} by hand")
+    else:
+        emit(diags.sorted(), "text", sys.stderr)
+        if args.all_required and not done and not diags.has_errors:
+            print("Nothing to bump: no spec or code component changed at a recorded version.")
+        if pins:
+            print("\nThese references pin the old versions; update them by hand (lrc never edits a pin):")
+            for p in pins:
+                print(f"  {p.path}:{p.line}:{p.column}: {p.owner} pins {p.old} at {p.pointer} -> write {p.new}")
+        if done:
+            print("Update the references that pin the old version, then run `lrc compile`"
+                  + ("; an edition or workload whose pins you change needs a bump too (`lrc bump --all-required` again)."
+                     if args.all_required else "."))
     return EXIT_PROBLEMS if diags.has_errors else EXIT_OK
+
+
+def _cmd_diff(args) -> int:
+    from lrc.compiler import diff
+    from lrc.compiler.printer import emit, github
+
+    root = _project(args.project)
+    result = diff.run(root, args.against)
+    diags = result.diagnostics.sorted()
+    if args.format == "json":
+        emit(diags, "json", sys.stdout, **diff.as_json(result))
+    elif args.format == "github":
+        sys.stdout.write(github(diags))
+        if result.error:
+            print(f"::error title=lrc diff::{result.error}")
+        else:
+            sys.stdout.write(diff.github(result))
+    else:
+        emit(diags, "text", sys.stderr)
+        if result.error:
+            print(f"lrc diff: {result.error}", file=sys.stderr)
+        else:
+            sys.stdout.write(diff.text(result))
+    if result.failed:
+        return EXIT_PROBLEMS
+    return EXIT_CHANGED if result.changes else EXIT_OK
+
+
+def _cmd_render(args) -> int:
+    import json
+
+    from lrc.compiler import render_cmd
+    from lrc.compiler.printer import FORMAT_VERSION
+
+    root = _project(args.project)
+    try:
+        rendered = render_cmd.render(root, args.workload, args.system, edition=args.edition, item=args.item,
+                                     model=args.model, seed_file=args.seed_file)
+    except render_cmd.RenderFailed as exc:
+        if args.format == "json":
+            doc = {"format_version": FORMAT_VERSION, "command": "render", "ok": False, "error": exc.message, "diagnostics": []}
+            sys.stdout.write(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+        elif args.format == "github":
+            print("::error title=lrc render::" + exc.message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
+        else:
+            print(f"lrc render: {exc.message}", file=sys.stderr)
+        return exc.exit_code
+    if args.format == "json":
+        doc = {"format_version": FORMAT_VERSION, "diagnostics": [], **rendered.to_json()}
+        sys.stdout.write(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(render_cmd.text(rendered))
+    return EXIT_OK
 
 
 def _cmd_execute(args) -> int:
@@ -112,6 +247,76 @@ def _cmd_report(args) -> int:
     return report_cli(args.lock, args.out)
 
 
+def _cmd_seed(args) -> int:
+    from lrc.compiler.pipeline import ProjectNotFound, find_root
+    from lrc.compiler.seeds import new_seed
+
+    if args.out is not None:
+        path = args.out
+    else:
+        if "/" in args.name or args.name in (".", "..") or not args.name:
+            print(f"lrc seed new: {args.name!r} is not a file name; use --out PATH for another place", file=sys.stderr)
+            return EXIT_USAGE
+        try:
+            base = find_root(args.project if args.project is not None else Path.cwd())
+        except ProjectNotFound:
+            base = args.project if args.project is not None else Path.cwd()
+        path = base / "seeds" / f"{args.name}.seed"
+    shown = os.path.relpath(path) if not Path(os.path.relpath(path)).as_posix().startswith("../..") else str(path)
+    try:
+        commitment = new_seed(path)
+    except FileExistsError:
+        print(f"lrc seed new: {shown} already exists; refusing to overwrite a seed (choose another name or --out)", file=sys.stderr)
+        return EXIT_PROBLEMS
+    except OSError as exc:
+        print(f"lrc seed new: cannot write {shown}: {exc.strerror}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    print(f"wrote the held-out seed to {shown} (readable by you only)")
+    print("paste this into the edition:")
+    print(f"seed: {{policy: held-out, commitment: {commitment}}}")
+    print(f"warning: never commit {shown}. Keep it private until the edition closes, then publish it so anyone "
+          f"can check it against the commitment; `lrc execute --seed-file {shown}` needs it.", file=sys.stderr)
+    ignored = _git_ignored(path)
+    if ignored is False:
+        print(f"warning: git does NOT ignore {shown} here: add `*.seed` to .gitignore before anything else", file=sys.stderr)
+    elif ignored:
+        print(f"note: git ignores {shown} here (`*.seed` is gitignored); keep it that way", file=sys.stderr)
+    return EXIT_OK
+
+
+def _git_ignored(path: Path) -> bool | None:
+    """Whether git ignores `path`; None outside a git work tree (or without git)."""
+    import subprocess
+
+    try:
+        inside = subprocess.run(["git", "rev-parse", "--is-inside-work-tree"], cwd=path.parent, capture_output=True, text=True, timeout=30)
+        if inside.returncode != 0 or inside.stdout.strip() != "true":
+            return None
+        res = subprocess.run(["git", "check-ignore", "-q", "--", path.name], cwd=path.parent, capture_output=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return res.returncode == 0
+
+
+def _cmd_pricing(args) -> int:
+    import json
+
+    from lrc.compiler import pricing_snapshot as ps
+
+    try:
+        block, problems = ps.snapshot(args.models, as_of=args.as_of)
+        table = json.loads(ps._map_path().read_bytes())
+    except ps.SnapshotError as exc:
+        print(f"lrc pricing snapshot: {exc}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    missing = [m for m in args.models if ps.lookup(m, table) is None]
+    if len(missing) < len(args.models):
+        sys.stdout.write(block)
+    for problem in problems:
+        print(f"lrc pricing snapshot: {problem}", file=sys.stderr)
+    return EXIT_PROBLEMS if missing else EXIT_OK
+
+
 def _cmd_explain(args) -> int:
     from lrc.compiler.codes import CODES, explain
 
@@ -123,7 +328,8 @@ def _cmd_explain(args) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"compile": _cmd_compile, "bump": _cmd_bump, "execute": _cmd_execute, "report": _cmd_report, "explain": _cmd_explain}
+COMMANDS = {"compile": _cmd_compile, "bump": _cmd_bump, "diff": _cmd_diff, "render": _cmd_render, "execute": _cmd_execute,
+            "report": _cmd_report, "explain": _cmd_explain, "seed": _cmd_seed, "pricing": _cmd_pricing}
 
 
 def main(argv: list[str] | None = None) -> int:

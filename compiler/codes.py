@@ -85,4 +85,5 @@ def explain(code: str) -> str | None:
     entry = CODES.get(code.upper())
     if entry is None:
         return None
-    return f"{code.upper()}: {entry.title}\n\n{entry.explanation}\n"
+    from lrc.compiler.code_examples import section  # one example per code (code_examples.py)
+    return f"{code.upper()}: {entry.title}\n\n{entry.explanation}\n" + section(code.upper())

@@ -1,0 +1,571 @@
+"""One example per diagnostic code, appended to `lrc explain CODE`.
+
+Each example is a minimal bad snippet (the file it lives in named in a comment) followed by
+what lrc reports for it, in the text format of `lrc compile`. The messages follow the ones in
+the bad-spec corpus (tests/compiler/bad_specs/); a test checks that every code of codes.py
+has an example here and that the example names its own code.
+"""
+
+from __future__ import annotations
+
+EXAMPLES: dict[str, str] = {
+    # -- 1xxx: loading YAML -------------------------------------------------------------------
+    "LRC1001": """\
+# specs/systems/single-shot.yaml
+kind: system
+id: single-shot
+title: Single shot: one request
+
+lrc reports:
+  specs/systems/single-shot.yaml:4:19: error[LRC1001]: YAML syntax error: mapping values are not allowed here
+
+Quote a value that contains ": " (title: "Single shot: one request").""",
+    "LRC1002": """\
+# specs/systems/single-shot.yaml
+max_steps: 1
+request_timeout_seconds: 120
+max_steps: 1
+
+lrc reports:
+  specs/systems/single-shot.yaml:4:1: error[LRC1002]: duplicate key: found duplicate key "max_steps" with value "1" (original value: "1")
+    hint: keep one occurrence of the key""",
+    "LRC1003": """\
+# specs/systems/single-shot.yaml
+mode: !shell single-shot
+
+lrc reports:
+  specs/systems/single-shot.yaml:10:7: error[LRC1003]: explicit tag !shell is not allowed in specs
+    hint: specs are plain data: remove the tag""",
+    "LRC1004": """\
+# specs/editions/demo.yaml
+pricing:
+  lrc/oracle: &zero {currency: USD, per_tokens: 1000000, input: "0", output: "0"}
+  lrc/null: *zero
+
+lrc reports:
+  specs/editions/demo.yaml:24:15: error[LRC1004]: anchor &zero is not allowed in specs
+    hint: anchors and aliases hide repetition and enable alias bombs; write the value out
+  specs/editions/demo.yaml:25:13: error[LRC1004]: alias *zero is not allowed in specs
+    hint: write the value out, or reference another spec by its pinned id""",
+    "LRC1005": """\
+# specs/systems/single-shot.yaml
+# yaml-language-server: $schema=../../schemas/system.schema.json
+%YAML 1.1
+---
+kind: system
+
+lrc reports:
+  specs/systems/single-shot.yaml:3:1: error[LRC1005]: YAML directives (%YAML, %TAG) are not allowed in specs""",
+    "LRC1006": """\
+# specs/systems/single-shot.yaml: a 1 MB file, or 41 levels of nested lists
+tools: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]
+
+lrc reports:
+  specs/systems/single-shot.yaml:16:46: error[LRC1006]: nesting deeper than 40 levels
+  specs/systems/single-shot.yaml: error[LRC1006]: file is 1048576 bytes; the cap is 524288""",
+    "LRC1007": """\
+# specs/systems/single-shot.yaml saved as Latin-1: title: Caf\\xe9 single shot
+
+lrc reports:
+  specs/systems/single-shot.yaml: error[LRC1007]: not UTF-8 (byte 233)
+
+Re-save the file as UTF-8 (a lone surrogate escape such as "\\ud800" is refused the same way).""",
+    "LRC1008": """\
+# specs/notes.yaml (directly under specs/, not in a kind folder)
+kind: system
+id: notes
+
+lrc reports:
+  specs/notes.yaml: error[LRC1008]: spec files live in a kind folder (standard/, systems/, workloads/, editions/)
+
+The same code reports a top level that is a list, and a second document after `---`.""",
+    "LRC1009": """\
+# specs/systems/single-shot.yaml, whose first line is not the modeline
+kind: system
+id: single-shot
+
+lrc reports:
+  specs/systems/single-shot.yaml:1:1: warning[LRC1009]: spec file does not start with the yaml-language-server schema modeline
+    hint: add `# yaml-language-server: $schema=<relative path to its schema>` as the first line""",
+    # -- 2xxx: schema -------------------------------------------------------------------------
+    "LRC2001": """\
+# specs/editions/demo.yaml
+pricing:
+  lrc/oracle:
+    input: 0.15
+
+lrc reports:
+  specs/editions/demo.yaml:38:12: error[LRC2001]: expected string, found number 0.15
+    at /pricing/lrc~1oracle/input
+    hint: quote the value: "0.15" (decimals are strings so they are never rounded through binary floats)""",
+    "LRC2002": """\
+# specs/systems/single-shot.yaml (no `mode:`)
+kind: system
+id: single-shot
+version: 1
+title: Single shot
+
+lrc reports:
+  specs/systems/single-shot.yaml:2:1: error[LRC2002]: missing required field 'mode'
+    at /
+    hint: add `mode:` here""",
+    "LRC2003": """\
+# specs/workloads/triage.ap-inbox/workload.yaml
+titel: AP inbox triage
+
+lrc reports:
+  specs/workloads/triage.ap-inbox/workload.yaml:6:1: error[LRC2003]: unknown field 'titel'
+    at /titel
+    hint: did you mean 'title'?""",
+    "LRC2004": """\
+# specs/systems/single-shot.yaml
+mode: singleshot
+
+lrc reports:
+  specs/systems/single-shot.yaml:10:7: error[LRC2004]: "singleshot" is not allowed here (allowed: "single-shot", "agentic")
+    at /mode
+    hint: did you mean "single-shot"?""",
+    "LRC2005": """\
+# specs/editions/demo.yaml
+date: "2026-02-30"
+
+lrc reports:
+  specs/editions/demo.yaml:7:7: error[LRC2005]: "2026-02-30" does not match format 'date'
+    at /date""",
+    "LRC2009": """\
+# specs/editions/demo.yaml
+n_per_cell: 0
+
+lrc reports:
+  specs/editions/demo.yaml:60:13: error[LRC2009]: 0 is less than the minimum of 1
+    at /n_per_cell""",
+    # -- 3xxx: references and files -----------------------------------------------------------
+    "LRC3001": """\
+# specs/editions/demo.yaml
+workloads:
+  - triage.ap-inbox.v2    # only v1 exists
+
+lrc reports:
+  specs/editions/demo.yaml:12:5: error[LRC3001]: unknown workload 'triage.ap-inbox.v2'
+    at /workloads/1
+    hint: did you mean triage.ap-inbox.v1?""",
+    "LRC3002": """\
+# specs/editions/demo.yaml
+workloads:
+  - triage.ap-inbox
+
+lrc reports:
+  specs/editions/demo.yaml:12:5: error[LRC3002]: reference 'triage.ap-inbox' does not pin a version
+    at /workloads/1
+    hint: write triage.ap-inbox.v1""",
+    "LRC3003": """\
+# specs/workloads/z-duplicate/workload.yaml (a copy of another workload)
+kind: workload
+id: triage.ap-inbox
+
+lrc reports:
+  specs/workloads/z-duplicate/workload.yaml:4:5: error[LRC3003]: workload 'triage.ap-inbox' is also defined in specs/workloads/triage.ap-inbox/workload.yaml
+    at /id
+    hint: one file per spec; its version changes in place""",
+    "LRC3004": """\
+# specs/workloads/triage.ap-inbox/workload.yaml
+systems:
+  single-shot:
+    prompts:
+      user: prompts/singleshot.user.j2    # the file is single-shot.user.j2
+
+lrc reports:
+  specs/workloads/triage.ap-inbox/workload.yaml:86:13: error[LRC3004]: referenced file 'prompts/singleshot.user.j2' does not exist
+    at /systems/single-shot/prompts/user
+    hint: expected at specs/workloads/triage.ap-inbox/prompts/singleshot.user.j2""",
+    "LRC3005": """\
+// specs/workloads/triage.ap-inbox/output.schema.json
+{"type": "object", "properties": {labels: {"type": "array"}}}
+
+lrc reports:
+  specs/workloads/triage.ap-inbox/output.schema.json:1:35: error[LRC3005]: specs/workloads/triage.ap-inbox/output.schema.json is not valid JSON: Expecting property name enclosed in double quotes""",
+    "LRC3006": """\
+// specs/workloads/triage.ap-inbox/output.schema.json
+{"type": "object", "properties": {"labels": {"type": "arrray"}}}
+
+lrc reports:
+  specs/workloads/triage.ap-inbox/workload.yaml:68:11: error[LRC3006]: not a valid JSON Schema: 'arrray' is not valid under any of the given schemas
+    at /output/schema
+    note: in specs/workloads/triage.ap-inbox/output.schema.json""",
+    "LRC3007": """\
+# specs/workloads/triage.ap-inbox/workload.yaml (item_schema requires batch_id, mailbox, emails)
+sample_item:
+  batch_id: AP-SAMPLE
+  emails: []
+
+lrc reports:
+  specs/workloads/triage.ap-inbox/workload.yaml:126:3: error[LRC3007]: sample_item does not match item_schema: 'mailbox' is a required property
+    at /sample_item""",
+    "LRC3008": """\
+# specs/workloads/triage.ap-inbox/workload.yaml
+systems:
+  agentic:
+    system: single-shot.v1
+
+lrc reports:
+  specs/workloads/triage.ap-inbox/workload.yaml:88:13: error[LRC3008]: the 'agentic' entry pins system 'single-shot.v1'
+    at /systems/agentic/system
+    hint: pin a version of 'agentic', e.g. agentic.v1""",
+    "LRC3009": """\
+# runtime/workloads/example/generator.py
+COMPONENT_ID = "example.generator"
+COMPONENT_VERSION = "1"     # must be an integer literal
+
+lrc reports:
+  runtime/workloads/example/generator.py:2:1: error[LRC3009]: COMPONENT_VERSION must be a positive integer literal""",
+    # -- 4xxx: prompt templates ----------------------------------------------------------------
+    "LRC4001": """\
+{# specs/workloads/triage.ap-inbox/prompts/system.j2 #}
+{% for label in task.labels %}
+- {{ label.id }}: {{ label.definition }}
+
+lrc reports:
+  specs/workloads/triage.ap-inbox/prompts/system.j2:3:1: error[LRC4001]: template syntax error: Unexpected end of template. Jinja was looking for the following tags: 'endfor' or 'else'. The innermost block that needs to be closed is 'for'.
+    note: used by triage.ap-inbox.v1 at /systems/single-shot/prompts/system""",
+    "LRC4002": """\
+{# specs/workloads/triage.ap-inbox/prompts/single-shot.user.j2 #}
+Inbox {{ mailbox }}: {{ item.emails | length }} emails.
+
+lrc reports:
+  specs/workloads/triage.ap-inbox/prompts/single-shot.user.j2: error[LRC4002]: template uses undefined variable(s): mailbox
+    note: used by triage.ap-inbox.v1 at /systems/single-shot/prompts/user
+    hint: templates see only `task` (the workload's task block) and `item` (one dataset item)
+
+Write {{ item.mailbox }}.""",
+    "LRC4003": """\
+{# specs/workloads/triage.ap-inbox/prompts/single-shot.user.j2 #}
+{{ item.mailbox.__class__ }}
+
+lrc reports:
+  specs/workloads/triage.ap-inbox/prompts/single-shot.user.j2: error[LRC4003]: template not allowed: access to attribute '__class__' of 'str' object is unsafe.
+    note: used by triage.ap-inbox.v1 at /systems/single-shot/prompts/user""",
+    "LRC4004": """\
+{# specs/workloads/triage.ap-inbox/prompts/single-shot.user.j2 #}
+{{ "padding " * 1000000 }}
+
+lrc reports:
+  specs/workloads/triage.ap-inbox/prompts/single-shot.user.j2: error[LRC4004]: template multiplication exceeds 400000 items
+    note: used by triage.ap-inbox.v1 at /systems/single-shot/prompts/user""",
+    # -- 5xxx: the version gate ----------------------------------------------------------------
+    "LRC5001": """\
+# specs/workloads/triage.ap-inbox/workload.yaml: the title changed, the version did not
+version: 1
+title: AP inbox triage (revised)
+
+lrc reports:
+  specs/workloads/triage.ap-inbox/workload.yaml:5:10: error[LRC5001]: workload triage.ap-inbox changed but its version is still 1
+    at /version
+    note: changed: /title
+    hint: run `lrc bump triage.ap-inbox` (then update the references that pin triage.ap-inbox.v1)
+
+`lrc diff` shows the change with old -> new values; `lrc bump --all-required` bumps every spec in this state.""",
+    "LRC5002": """\
+# specs/workloads/triage.ap-inbox/workload.yaml (the ledger records versions 1 and 2)
+version: 1
+
+lrc reports:
+  specs/workloads/triage.ap-inbox/workload.yaml:5:10: error[LRC5002]: workload triage.ap-inbox declares version 1, lower than the recorded 2
+    at /version
+    hint: versions only move forward: use 3 (`lrc bump triage.ap-inbox`)""",
+    "LRC5003": """\
+# specs/workloads/triage.ap-inbox/workload.yaml (v1 and v2 recorded; v1 reused with a new title)
+version: 1
+title: AP inbox triage, again
+
+lrc reports:
+  specs/workloads/triage.ap-inbox/workload.yaml:5:10: error[LRC5003]: workload triage.ap-inbox reuses version 1, recorded with other content (latest recorded: 2)
+    at /version
+    note: changed: /title
+    hint: set the version to 3 with `lrc bump triage.ap-inbox`""",
+    "LRC5004": """\
+# specs/workloads/triage.ap-inbox/workload.yaml: bumped, nothing else changed
+version: 2
+
+lrc reports:
+  specs/workloads/triage.ap-inbox/workload.yaml:5:10: warning[LRC5004]: workload triage.ap-inbox was bumped to 2 but nothing changed since 1
+    at /version""",
+    "LRC5005": """\
+# specs/standard/ledgerrate.yaml (methodology 1.0): `synthesize` removed from primitives
+primitives:
+  - {id: extract}
+  - {id: classify}
+
+lrc reports:
+  specs/standard/ledgerrate.yaml:5:10: error[LRC5005]: the primitive taxonomy differs from ledgerrate.v1 within methodology 1.x
+    at /primitives
+    note: removed: synthesize
+    hint: keep the primitives of methodology 1.x, or move to methodology 2.0""",
+    "LRC5006": """\
+# generated/ledger.jsonl, edited by hand
+{"kind": "workload", "id": "triage.ap-inbox", "version": 1
+
+lrc reports:
+  generated/ledger.jsonl:1:1: error[LRC5006]: malformed ledger line
+    hint: the ledger is machine-written and append-only; restore it from version control""",
+    "LRC5101": """\
+# runtime/workloads/triage_ap_inbox/grading.py: the validator's logic changed
+COMPONENT_ID = "triage.ap-inbox.grading"
+COMPONENT_VERSION = 1
+MIN_CORRECT = 18    # was 19
+
+lrc reports:
+  runtime/workloads/triage_ap_inbox/grading.py:26:21: error[LRC5101]: code component triage.ap-inbox.grading changed but its version is still 1
+    note: changed: runtime/workloads/triage_ap_inbox/grading.py
+    hint: run `lrc bump triage.ap-inbox.grading` (then update the references that pin triage.ap-inbox.grading.v1)
+
+Comments, formatting and docstrings do not count; a change in a module it imports does.""",
+    "LRC5102": """\
+# runtime/workloads/triage_ap_inbox/grading.py (the ledger records versions 1 and 2)
+COMPONENT_VERSION = 1
+
+lrc reports:
+  runtime/workloads/triage_ap_inbox/grading.py:26:21: error[LRC5102]: code component triage.ap-inbox.grading declares version 1, lower than the recorded 2
+    hint: versions only move forward: use 3 (`lrc bump triage.ap-inbox.grading`)""",
+    "LRC5103": """\
+# runtime/workloads/triage_ap_inbox/grading.py (v1 and v2 recorded; v1 declared again, other code)
+COMPONENT_VERSION = 1
+
+lrc reports:
+  runtime/workloads/triage_ap_inbox/grading.py:26:21: error[LRC5103]: code component triage.ap-inbox.grading reuses version 1, recorded with other content (latest recorded: 2)
+    note: changed: runtime/workloads/triage_ap_inbox/grading.py
+    hint: set the version to 3 with `lrc bump triage.ap-inbox.grading`""",
+    "LRC5104": """\
+# runtime/workloads/triage_ap_inbox/grading.py: only a comment changed, yet bumped
+COMPONENT_VERSION = 2   # tidied the comments
+
+lrc reports:
+  runtime/workloads/triage_ap_inbox/grading.py:26:21: warning[LRC5104]: code component triage.ap-inbox.grading was bumped to 2 but nothing changed since 1""",
+    # -- 6xxx: methodology policy --------------------------------------------------------------
+    "LRC6001": """\
+# specs/editions/demo.yaml
+models:
+  - id: openai/gpt-4o-mini
+    role: candidate
+pricing: {}         # no entry for openai/gpt-4o-mini
+
+lrc reports:
+  specs/editions/demo.yaml:31:9: error[LRC6001]: model 'openai/gpt-4o-mini' has no frozen price
+    at /models/3/id
+    hint: add pricing.openai/gpt-4o-mini with input/output prices, as_of and source (an explicit "0" if it is free)
+
+`lrc pricing snapshot openai/gpt-4o-mini` prints a block to review and paste.""",
+    "LRC6002": """\
+# specs/editions/demo.yaml: a price for a model that is not in models:
+pricing:
+  openai/gpt-4o:
+    input: "2.50"
+
+lrc reports:
+  specs/editions/demo.yaml:60:5: warning[LRC6002]: pricing lists 'openai/gpt-4o', which the edition does not run
+    at /pricing/openai~1gpt-4o""",
+    "LRC6003": """\
+# specs/workloads/triage.ap-inbox/workload.yaml
+primitive: classfy
+
+lrc reports:
+  specs/workloads/triage.ap-inbox/workload.yaml:7:12: error[LRC6003]: unknown primitive 'classfy'
+    at /primitive
+    hint: did you mean 'classify'?""",
+    "LRC6004": """\
+# specs/editions/demo.yaml: no workload of the edition has an agentic entry
+systems:
+  - single-shot.v1
+  - agentic.v1
+
+lrc reports:
+  specs/editions/demo.yaml:15:5: warning[LRC6004]: no workload of this edition runs agentic.v1
+    at /systems/1""",
+    "LRC6005": """\
+# specs/workloads/execute.month-end/workload.yaml
+primitive: execute
+systems:
+  single-shot: {system: single-shot.v1}
+  agentic: {system: agentic.v1}
+
+lrc reports:
+  specs/workloads/execute.month-end/workload.yaml:82:3: error[LRC6005]: execute workloads run agentic only
+    at /systems
+    hint: remove every system but `agentic`""",
+    "LRC6006": """\
+# specs/workloads/triage.ap-inbox/workload.yaml
+tools:
+  definitions:
+    - name: list_emails
+    - name: list_emails
+
+lrc reports:
+  specs/workloads/triage.ap-inbox/workload.yaml:101:17: error[LRC6006]: tool 'list_emails' is defined twice
+    at /systems/agentic/tools/definitions/1/name""",
+    "LRC6007": """\
+# specs/editions/demo.yaml (the standard's qualifying pass rate is 0.80)
+qualifying:
+  min_pass_rate: "0.50"
+
+lrc reports:
+  specs/editions/demo.yaml:70:18: error[LRC6007]: qualifying pass rate 0.50 is below the standard's 0.80
+    at /qualifying/min_pass_rate""",
+    "LRC6008": """\
+# specs/workloads/triage.ap-inbox/workload.yaml
+input:
+  mode: text
+  attachments:
+    - {file: batch.eml, media_type: message/rfc822}
+
+lrc reports:
+  specs/workloads/triage.ap-inbox/workload.yaml:48:5: error[LRC6008]: input mode text attaches nothing
+    at /input/attachments
+    hint: remove attachments, or set input.mode to file or text-or-file""",
+    "LRC6009": """\
+# specs/editions/demo.yaml
+systems:
+  - single-shot.v1
+  - orchestrated.v1      # specified as data; no runtime implementation yet
+
+lrc reports:
+  specs/editions/demo.yaml:16:5: error[LRC6009]: orchestrated.v1 has no implementation: the runtime cannot run it yet
+    at /systems/1
+    hint: remove it from the edition; it is specified as data for a later runtime""",
+    "LRC6101": """\
+# three workloads of three different primitives, each with grading.kind: judged
+grading:
+  kind: judged
+
+lrc reports:
+  specs/workloads/synthesize.memo/workload.yaml:70:9: error[LRC6101]: 3 primitives are graded by a judge (classify, generate, synthesize); at most 2 may be
+    at /grading/kind
+    hint: at least 5 of 7 primitives are graded deterministically (seed §1.3)""",
+    "LRC6102": """\
+# specs/workloads/generate.variance-commentary/workload.yaml
+grading:
+  kind: hybrid
+  checks: []          # no deterministic sub-check
+  judge: {rubric: variance-commentary.v1}
+
+lrc reports:
+  specs/workloads/generate.variance-commentary/workload.yaml:64:3: error[LRC6102]: a hybrid workload needs at least one blocking deterministic sub-check
+    at /grading/checks
+    hint: a deterministic fail is a fail regardless of the judge score (seed §5.2)""",
+    "LRC6103": """\
+# specs/editions/2026-12.yaml runs a judged workload but has no `judge:` block
+workloads:
+  - generate.variance-commentary.v1
+
+lrc reports:
+  specs/editions/2026-12.yaml:14:5: error[LRC6103]: generate.variance-commentary.v1 is judged but the edition fixes no judge
+    at /workloads/0
+    hint: add judge: {model: <provider/model>, sampling: {temperature: 0}} and price it""",
+    "LRC6104": """\
+# specs/editions/2026-12.yaml
+human_review:
+  spot_check_rate: "0.10"
+  disagreement_threshold: "0.10"
+
+lrc reports:
+  specs/editions/2026-12.yaml:80:20: error[LRC6104]: spot-check rate 0.10 is below the standard's 0.20
+    at /human_review/spot_check_rate""",
+    "LRC6105": """\
+# specs/editions/2026-12.yaml: a prompt tweak for one model
+models:
+  - id: anthropic/claude-haiku-4-5
+    system_prompt: Think step by step.
+
+lrc reports:
+  specs/editions/2026-12.yaml:40:5: error[LRC6105]: model-specific prompt 'system_prompt' is not allowed: prompts are identical across models
+    at /models/3/system_prompt
+    hint: seed §3: no model-specific tuning; document a structural provider difference in provider_exception""",
+    "LRC6106": """\
+{# specs/workloads/triage.ap-inbox/prompts/single-shot.user.j2: the sample answer leaks #}
+Hint: the first email is a {{ "dunning_notice" }}.
+
+lrc reports:
+  specs/workloads/triage.ap-inbox/prompts/single-shot.user.j2: error[LRC6106]: the rendered sample prompt contains expected answer value(s): 'dunning_notice'
+    note: used by triage.ap-inbox.v1 at /systems/single-shot/prompts/user
+    hint: a prompt may show the input, never the answer (seed 000, inclusion rule 5)""",
+    "LRC6107": """\
+# specs/editions/2026-12.yaml
+tasks:
+  dev:
+    - month-end.close-a.v1
+  test:
+    - month-end.close-a.v1
+
+lrc reports:
+  specs/editions/2026-12.yaml:95:7: error[LRC6107]: month-end.close-a.v1 is a development task; it cannot be in a test split
+    at /tasks/test/0
+    hint: move it to tasks.dev, or use a task that was never used for development""",
+    "LRC6108": """\
+# specs/workloads/reconcile.ledger/workload.yaml
+grading:
+  checks:
+    - check: reconcile.ledger.grading.v1
+      failure_category: wrong-mathh
+
+lrc reports:
+  specs/workloads/reconcile.ledger/workload.yaml:75:25: error[LRC6108]: unknown failure category 'wrong-mathh'
+    at /grading/checks/0/failure_category
+    hint: did you mean 'wrong-math'?""",
+    "LRC6109": """\
+# specs/rubrics/variance-commentary.yaml
+scale: {min: 1, max: 5}
+pass_threshold: 7
+
+lrc reports:
+  specs/rubrics/variance-commentary.yaml:12:17: error[LRC6109]: pass threshold 7 is outside the scale 1..5
+    at /pass_threshold""",
+    # -- 7xxx: generated files -----------------------------------------------------------------
+    "LRC7001": """\
+$ lrc compile --check      # after editing generated/demo/plan.lock by hand, or a spec without recompiling
+
+lrc reports:
+  generated/demo/plan.lock: error[LRC7001]: generated/demo/plan.lock is out of date
+    hint: run `lrc compile` and commit generated/""",
+    "LRC7002": """\
+$ rm generated/demo/prompts/triage.ap-inbox.v1/agentic.user.sample.txt
+$ lrc compile --check
+
+lrc reports:
+  generated/demo/prompts/triage.ap-inbox.v1/agentic.user.sample.txt: error[LRC7002]: generated/demo/prompts/triage.ap-inbox.v1/agentic.user.sample.txt is missing
+    hint: run `lrc compile` and commit generated/""",
+    "LRC7003": """\
+$ git rm specs/editions/old-edition.yaml     # generated/old-edition/ stays behind
+$ lrc compile --check
+
+lrc reports:
+  generated/old-edition/plan.lock: error[LRC7003]: generated/old-edition/plan.lock would not be produced by `lrc compile`
+    hint: run `lrc compile` (it removes stale generated files) and commit""",
+    "LRC7004": """\
+$ lrc bump triage.ap-inbox && lrc compile --check     # the new version is not in the ledger yet
+
+lrc reports:
+  generated/ledger.jsonl: error[LRC7004]: generated/ledger.jsonl is out of date
+    hint: run `lrc compile` and commit generated/""",
+    # -- 8xxx: bump ----------------------------------------------------------------------------
+    "LRC8001": """\
+$ lrc bump triage.ap-inbx
+
+lrc reports:
+  lrc: error[LRC8001]: no spec or code component has id 'triage.ap-inbx'
+    hint: did you mean 'triage.ap-inbox'?""",
+    "LRC8002": """\
+# specs/systems/single-shot.yaml: the version is written in a form lrc cannot edit alone
+version: 0x1
+
+lrc reports:
+  specs/systems/single-shot.yaml:4:10: error[LRC8002]: could not find the version token 1 at line 4
+
+Write the version as a plain integer (`version: 1`) and run `lrc bump` again; the file was not touched.""",
+}
+
+
+def section(code: str) -> str:
+    """The example block `lrc explain` appends (empty for a code without an example)."""
+    example = EXAMPLES.get(code)
+    if example is None:
+        return ""
+    body = "\n".join(("    " + line) if line else "" for line in example.splitlines())
+    return f"\nExample:\n\n{body}\n"
