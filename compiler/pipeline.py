@@ -223,13 +223,29 @@ def spec_entries(graph: Graph) -> list[Entry]:
     return entries
 
 
-def analyze(root: Path, runtime: Path | None = None, plans: bool = False) -> Analysis:
+def analyze(root: Path, runtime: Path | None = None, plans: bool = False, cache_root: Path | None = None) -> Analysis:
     """Load, validate, resolve and fingerprint `root` (specs from `root`, code from `runtime`,
     by default the running code) without rendering, gating or writing anything.
 
     With `plans=True`, prompts are rendered and every edition's plan is built as `compile`
     would lock it. Positions of code components are relative to the runtime's parent folder.
+    The compile cache of `cache_root` (default: `root`) is read, never written: its entries
+    are keyed by content, so they serve any tree, an old git ref's included.
     """
+    from lrc.compiler import load as load_module
+    from lrc.compiler.cache import Cache
+
+    store = Cache(cache_root if cache_root is not None else root)
+    load_module.CACHE = store if store.enabled else None
+    codeprint.SOURCE_DIGESTS = store.namespace("code") if store.enabled else None
+    try:
+        return _analyze(root, runtime, plans)
+    finally:
+        load_module.CACHE = None
+        codeprint.SOURCE_DIGESTS = None
+
+
+def _analyze(root: Path, runtime: Path | None, plans: bool) -> Analysis:
     diags = Diagnostics()
     result = Analysis(root, diags)
     schemas = SchemaSet.load(root / "schemas")

@@ -3,7 +3,6 @@ end-to-end run of both new workloads (extract.invoice, reconcile.ledger) through
 
 from __future__ import annotations
 
-import ast
 import copy
 import csv
 import hashlib
@@ -24,10 +23,12 @@ from lrc.runtime.checks import money
 from lrc.runtime.checks.dates import DateError, add_months, parse_iso
 from lrc.runtime.checks.pdf import PdfError, extract_pages
 from lrc.runtime.checks.results import blocking_failures
-from lrc.runtime.lock.templating import render
 from lrc.runtime.workloads.base import Item, Reply
 from lrc.runtime.workloads.extract_invoice import generator, grading, reference
 from lrc.runtime.workloads.extract_invoice.tools import TRUNCATION_MARKER, Toolbox
+
+from helpers.agent_loop import render_messages, run_tool_loop, single_shot_answer
+from helpers.workload import assert_imports_confined, canonical, item_json
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_DIR = ROOT / "specs" / "workloads" / "extract.invoice"
@@ -61,14 +62,6 @@ BASELINE_SEEDS = (CANARY_SEED, "seed-1", "seed-2", "seed-3", "seed-4", "seed-5",
 # helpers
 
 
-def canonical(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def item_json(item: Item) -> dict[str, Any]:
-    return {"index": item.index, "item_id": item.item_id, "context": item.context, "answer_key": item.answer_key}
-
-
 @pytest.fixture(scope="module")
 def spec() -> dict[str, Any]:
     return YAML(typ="safe", pure=True).load((SPEC_DIR / "workload.yaml").read_text(encoding="utf-8"))
@@ -94,12 +87,7 @@ def canary() -> list[Item]:
 
 
 def messages_for(spec: dict[str, Any], item: Item, system: str) -> list[dict[str, Any]]:
-    prompts = spec["systems"][system]["prompts"]
-    ctx = {"task": spec["task"], "item": item.context}
-    return [
-        {"role": "system", "content": render((SPEC_DIR / prompts["system"]).read_text(encoding="utf-8"), ctx)},
-        {"role": "user", "content": render((SPEC_DIR / prompts["user"]).read_text(encoding="utf-8"), ctx)},
-    ]
+    return render_messages(SPEC_DIR, spec, item.context, system)
 
 
 def tool_defs(spec: dict[str, Any], output_schema: dict[str, Any]) -> list[dict[str, Any]]:
@@ -120,28 +108,12 @@ def grade(answer: Any, item: Item, params: dict[str, Any], output_schema: dict[s
 
 
 def single_shot(policy: Callable[[list], Reply], spec: dict[str, Any], item: Item) -> Any:
-    reply = policy(messages_for(spec, item, "single-shot"))
-    assert not reply.tool_calls and reply.content is not None
-    return json.loads(reply.content)
+    return single_shot_answer(policy(messages_for(spec, item, "single-shot")))
 
 
 def agentic(policy: Callable[[list, list], Reply], spec: dict[str, Any], output_schema: dict[str, Any], item: Item) -> Any:
-    messages = messages_for(spec, item, "agentic")
-    defs = tool_defs(spec, output_schema)
     box = Toolbox(item, spec["systems"]["agentic"]["tools"]["max_result_chars"])
-    for _ in range(6):
-        reply = policy(messages, defs)
-        assert reply.tool_calls, f"the agentic policy must call tools (said {reply.content!r})"
-        messages.append({"role": "assistant", "content": reply.content, "tool_calls": [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
-            for c in reply.tool_calls]})
-        for call in reply.tool_calls:
-            outcome = box.call(call.name, call.arguments)
-            assert not outcome.is_error, outcome.content
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": outcome.content})
-            if outcome.terminal:
-                return outcome.answer
-    raise AssertionError("no terminal tool call within 6 turns")
+    return run_tool_loop(policy, messages_for(spec, item, "agentic"), tool_defs(spec, output_schema), box, 6)[0]
 
 
 def gold(item: Item) -> dict[str, Any]:
@@ -163,23 +135,11 @@ def test_components_declared_and_imports_confined() -> None:
     refs = discover()
     for name in ("generator", "grading", "tools", "reference"):
         assert f"extract.invoice.{name}.v1" in refs
-    allowed = ("lrc.runtime.checks", "lrc.runtime.workloads.base", "lrc.runtime.workloads.extract_invoice", "cerberus",
-               "reportlab", "pypdf")
+    allowed = ("lrc.runtime.checks", "lrc.runtime.workloads.base", "lrc.runtime.workloads.kit", "lrc.runtime.workloads.extract_invoice",
+               "cerberus", "reportlab", "pypdf")
     stdlib = {"__future__", "base64", "binascii", "collections", "copy", "dataclasses", "datetime", "decimal", "hashlib", "io",
               "json", "logging", "math", "re", "typing", "unicodedata"}
-    for name in ("generator", "grading", "tools", "reference"):
-        tree = ast.parse((PACKAGE_DIR / f"{name}.py").read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                mods = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                mods = [node.module or ""]
-            else:
-                continue
-            for mod in mods:
-                assert mod.split(".")[0] in stdlib or mod.startswith(allowed), f"{name}.py imports {mod}"
-                if name == "reference":
-                    assert "generator" not in mod, "the baseline must not see the generator"
+    assert_imports_confined(PACKAGE_DIR, ("generator", "grading", "tools", "reference"), allowed, stdlib)
     # the shared helpers are part of every fingerprint that uses them
     files = {p.name for p in closure("lrc.runtime.workloads.extract_invoice.grading")}
     assert {"money.py", "dates.py"} <= files

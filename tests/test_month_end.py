@@ -7,7 +7,6 @@ query.nl2sql) is tests/test_nl2sql.py::test_end_to_end_on_the_reference_models.
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import copy
 import functools
@@ -23,11 +22,13 @@ import pytest
 from ruamel.yaml import YAML
 
 from lrc.runtime import grading as runtime_grading
-from lrc.runtime.lock.templating import render
 from lrc.runtime.workloads import financedb
 from lrc.runtime.workloads.base import Item, Reply
 from lrc.runtime.workloads.execute_month_end import generator, grading, ledger, reference
 from lrc.runtime.workloads.execute_month_end.tools import Toolbox
+
+from helpers.agent_loop import render_messages, run_tool_loop
+from helpers.workload import assert_imports_confined
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_DIR = ROOT / "specs" / "workloads" / "execute.month-end"
@@ -68,10 +69,7 @@ def with_feature(items, feature: str) -> Item:
 
 
 def messages_for(spec: dict[str, Any], item: Item) -> list[dict[str, Any]]:
-    prompts = spec["systems"]["agentic"]["prompts"]
-    ctx = {"task": spec["task"], "item": item.context}
-    return [{"role": "system", "content": render((SPEC_DIR / prompts["system"]).read_text(encoding="utf-8"), ctx)},
-            {"role": "user", "content": render((SPEC_DIR / prompts["user"]).read_text(encoding="utf-8"), ctx)}]
+    return render_messages(SPEC_DIR, spec, item.context, "agentic")
 
 
 def tool_defs(spec: dict[str, Any]) -> list[dict[str, Any]]:
@@ -81,22 +79,9 @@ def tool_defs(spec: dict[str, Any]) -> list[dict[str, Any]]:
 
 def drive(policy: Callable[[list, list], Reply], spec: dict[str, Any], item: Item, max_steps: int = 25) -> tuple[Any, int, Toolbox]:
     """The tool loop as the agentic system runs it; returns (answer, steps, toolbox)."""
-    messages = messages_for(spec, item)
-    defs = tool_defs(spec)
     box = Toolbox(item, spec["systems"]["agentic"]["tools"]["max_result_chars"])
-    for step in range(1, max_steps + 1):
-        reply = policy(messages, defs)
-        assert reply.tool_calls, "the agentic policy must call tools"
-        messages.append({"role": "assistant", "content": reply.content, "tool_calls": [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
-            for c in reply.tool_calls]})
-        for call in reply.tool_calls:
-            outcome = box.call(call.name, call.arguments)
-            assert not outcome.is_error, outcome.content
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": outcome.content})
-            if outcome.terminal:
-                return outcome.answer, step, box
-    raise AssertionError(f"no terminal tool call within {max_steps} steps")
+    answer, step = run_tool_loop(policy, messages_for(spec, item), tool_defs(spec), box, max_steps, unit="steps")
+    return answer, step, box
 
 
 def workload_view(spec: dict[str, Any], output_schema: dict[str, Any]) -> dict[str, Any]:
@@ -151,22 +136,11 @@ def test_components_declared_and_imports_confined() -> None:
     assert "COMPONENT_ID" not in (PACKAGE_DIR / "ledger.py").read_text(encoding="utf-8")
     for name in ("tools", "grading"):  # the shared writer helpers are fingerprinted into both
         assert "runtime/workloads/execute_month_end/ledger.py" in code_fingerprint(refs[f"execute.month-end.{name}.v1"]).files
-    allowed = ("lrc.runtime.checks", "lrc.runtime.workloads.base", "lrc.runtime.workloads.financedb",
-               "lrc.runtime.workloads.execute_month_end.ledger", "cerberus")
+    allowed = ("lrc.runtime.checks", "lrc.runtime.workloads.base", "lrc.runtime.workloads.kit",
+               "lrc.runtime.workloads.financedb", "lrc.runtime.workloads.execute_month_end.ledger", "cerberus")
     stdlib = {"__future__", "dataclasses", "datetime", "decimal", "hashlib", "hmac", "json", "re", "typing"}
-    for name in ("generator", "grading", "tools", "reference", "ledger"):
-        tree = ast.parse((PACKAGE_DIR / f"{name}.py").read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                mods = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                mods = [node.module or ""]
-            else:
-                continue
-            for mod in mods:
-                assert mod.split(".")[0] in stdlib or mod.startswith(allowed), f"{name}.py imports {mod}"
-                if name == "reference":
-                    assert "generator" not in mod and "financedb" not in mod, "the baseline must not see the generator"
+    assert_imports_confined(PACKAGE_DIR, ("generator", "grading", "tools", "reference", "ledger"), allowed, stdlib,
+                            hidden_from_reference=("generator", "financedb"))
 
 
 # ---------------------------------------------------------------------------------------

@@ -9,7 +9,6 @@ The end-to-end test compiles a throw-away edition with both database workloads a
 
 from __future__ import annotations
 
-import ast
 import csv
 import functools
 import hashlib
@@ -25,12 +24,14 @@ import pytest
 from ruamel.yaml import YAML
 
 from lrc.runtime.checks.results import blocking_failures
-from lrc.runtime.lock.templating import render
 from lrc.runtime.workloads import financedb
 from lrc.runtime.workloads.base import Item, Reply
 from lrc.runtime.workloads.query_nl2sql import generator, grading, reference
 from lrc.runtime.workloads.query_nl2sql.tools import Toolbox
 from support import run_lrc
+
+from helpers.agent_loop import render_messages, run_tool_loop, single_shot_answer
+from helpers.workload import assert_imports_confined
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_DIR = ROOT / "specs" / "workloads" / "query.nl2sql"
@@ -74,10 +75,7 @@ def by_topic(items: list[Item], topic: str) -> Item:
 
 
 def messages_for(spec: dict[str, Any], item: Item, system: str) -> list[dict[str, Any]]:
-    prompts = spec["systems"][system]["prompts"]
-    ctx = {"task": spec["task"], "item": item.context}
-    return [{"role": "system", "content": render((SPEC_DIR / prompts["system"]).read_text(encoding="utf-8"), ctx)},
-            {"role": "user", "content": render((SPEC_DIR / prompts["user"]).read_text(encoding="utf-8"), ctx)}]
+    return render_messages(SPEC_DIR, spec, item.context, system)
 
 
 def tool_defs(spec: dict[str, Any], output_schema: dict[str, Any]) -> list[dict[str, Any]]:
@@ -101,28 +99,12 @@ def grade_sql(sql: str, item: Item, params: dict[str, Any], output_schema: dict[
 
 
 def single_shot(policy: Callable[[list], Reply], spec: dict[str, Any], item: Item) -> Any:
-    reply = policy(messages_for(spec, item, "single-shot"))
-    assert not reply.tool_calls and reply.content is not None
-    return json.loads(reply.content)
+    return single_shot_answer(policy(messages_for(spec, item, "single-shot")))
 
 
 def agentic(policy: Callable[[list, list], Reply], spec: dict[str, Any], output_schema: dict[str, Any], item: Item) -> tuple[Any, int]:
-    messages = messages_for(spec, item, "agentic")
-    defs = tool_defs(spec, output_schema)
     box = Toolbox(item, spec["systems"]["agentic"]["tools"]["max_result_chars"])
-    for step in range(1, 26):
-        reply = policy(messages, defs)
-        assert reply.tool_calls, "the agentic policy must call tools"
-        messages.append({"role": "assistant", "content": reply.content, "tool_calls": [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
-            for c in reply.tool_calls]})
-        for call in reply.tool_calls:
-            outcome = box.call(call.name, call.arguments)
-            assert not outcome.is_error, outcome.content
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": outcome.content})
-            if outcome.terminal:
-                return outcome.answer, step
-    raise AssertionError("no terminal tool call within 25 steps")
+    return run_tool_loop(policy, messages_for(spec, item, "agentic"), tool_defs(spec, output_schema), box, 25, unit="steps")
 
 
 @functools.lru_cache(maxsize=8)
@@ -146,22 +128,12 @@ def test_components_declared_and_imports_confined() -> None:
     refs = discover()
     for name in ("generator", "grading", "tools", "reference"):
         assert f"query.nl2sql.{name}.v1" in refs
-    allowed = ("lrc.runtime.checks", "lrc.runtime.workloads.base", "lrc.runtime.workloads.financedb", "cerberus")
+    allowed = ("lrc.runtime.checks", "lrc.runtime.workloads.base", "lrc.runtime.workloads.kit", "lrc.runtime.workloads.financedb",
+               "cerberus")
     stdlib = {"__future__", "calendar", "collections", "dataclasses", "datetime", "decimal", "functools", "json", "re",
               "sqlite3", "typing", "unicodedata"}
-    for name in ("generator", "grading", "tools", "reference"):
-        tree = ast.parse((PACKAGE_DIR / f"{name}.py").read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                mods = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                mods = [node.module or ""]
-            else:
-                continue
-            for mod in mods:
-                assert mod.split(".")[0] in stdlib or mod.startswith(allowed), f"{name}.py imports {mod}"
-                if name == "reference":
-                    assert "generator" not in mod and "financedb" not in mod, "the baseline must not see the generator"
+    assert_imports_confined(PACKAGE_DIR, ("generator", "grading", "tools", "reference"), allowed, stdlib,
+                            hidden_from_reference=("generator", "financedb"))
 
 
 # ---------------------------------------------------------------------------------------

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import ast
 import copy
 import datetime as dt
 import hashlib
@@ -24,10 +23,12 @@ import pytest
 from ruamel.yaml import YAML
 
 from lrc.runtime.checks.results import blocking_failures
-from lrc.runtime.lock.templating import render
-from lrc.runtime.workloads.base import Item, Reply
+from lrc.runtime.workloads.base import Item, Reply, ToolOutcome
 from lrc.runtime.workloads.reconcile_ledger import generator, grading, reference
 from lrc.runtime.workloads.reconcile_ledger.tools import MAX_LIMIT, TRUNCATION_MARKER, Toolbox
+
+from helpers.agent_loop import render_messages, run_tool_loop, single_shot_answer
+from helpers.workload import assert_imports_confined, canonical, item_json
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_DIR = ROOT / "specs" / "workloads" / "reconcile.ledger"
@@ -40,14 +41,6 @@ BASELINE_SEEDS = (CANARY_SEED, "seed-1", "seed-2", "seed-3", "seed-4", "seed-5",
 
 # ---------------------------------------------------------------------------------------
 # helpers
-
-
-def canonical(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def item_json(item: Item) -> dict[str, Any]:
-    return {"index": item.index, "item_id": item.item_id, "context": item.context, "answer_key": item.answer_key}
 
 
 @pytest.fixture(scope="module")
@@ -80,12 +73,7 @@ def canary(gen_params: dict[str, Any]) -> list[Item]:
 
 
 def messages_for(spec: dict[str, Any], item: Item, system: str) -> list[dict[str, Any]]:
-    prompts = spec["systems"][system]["prompts"]
-    ctx = {"task": spec["task"], "item": item.context}
-    return [
-        {"role": "system", "content": render((SPEC_DIR / prompts["system"]).read_text(encoding="utf-8"), ctx)},
-        {"role": "user", "content": render((SPEC_DIR / prompts["user"]).read_text(encoding="utf-8"), ctx)},
-    ]
+    return render_messages(SPEC_DIR, spec, item.context, system)
 
 
 def tool_defs(spec: dict[str, Any], output_schema: dict[str, Any]) -> list[dict[str, Any]]:
@@ -106,29 +94,15 @@ def grade(answer: Any, item: Item, params: dict[str, Any], output_schema: dict[s
 
 
 def single_shot(policy: Callable[[list], Reply], spec: dict[str, Any], item: Item) -> Any:
-    reply = policy(messages_for(spec, item, "single-shot"))
-    assert not reply.tool_calls and reply.content is not None
-    return json.loads(reply.content)
+    return single_shot_answer(policy(messages_for(spec, item, "single-shot")))
 
 
 def agentic(policy: Callable[[list, list], Reply], spec: dict[str, Any], output_schema: dict[str, Any], item: Item) -> Any:
-    messages = messages_for(spec, item, "agentic")
-    defs = tool_defs(spec, output_schema)
+    def fits(outcome: ToolOutcome) -> None:
+        assert not outcome.content.endswith(TRUNCATION_MARKER), "a page of 100 rows must fit the result cap"
+
     box = Toolbox(item, spec["systems"]["agentic"]["tools"]["max_result_chars"])
-    for _ in range(6):
-        reply = policy(messages, defs)
-        assert reply.tool_calls, "the agentic policy must call tools"
-        messages.append({"role": "assistant", "content": reply.content, "tool_calls": [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
-            for c in reply.tool_calls]})
-        for call in reply.tool_calls:
-            outcome = box.call(call.name, call.arguments)
-            assert not outcome.is_error, outcome.content
-            assert not outcome.content.endswith(TRUNCATION_MARKER), "a page of 100 rows must fit the result cap"
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": outcome.content})
-            if outcome.terminal:
-                return outcome.answer
-    raise AssertionError("no terminal tool call within 6 turns")
+    return run_tool_loop(policy, messages_for(spec, item, "agentic"), tool_defs(spec, output_schema), box, 6, check=fits)[0]
 
 
 def gold(item: Item) -> dict[str, Any]:
@@ -155,21 +129,10 @@ def test_components_declared_and_imports_confined() -> None:
     refs = discover()
     for name in ("generator", "grading", "tools", "reference"):
         assert f"reconcile.ledger.{name}.v1" in refs
-    allowed = ("lrc.runtime.checks", "lrc.runtime.workloads.base", "lrc.runtime.workloads.reconcile_ledger", "cerberus")
+    allowed = ("lrc.runtime.checks", "lrc.runtime.workloads.base", "lrc.runtime.workloads.kit", "lrc.runtime.workloads.reconcile_ledger",
+               "cerberus")
     stdlib = {"__future__", "copy", "dataclasses", "datetime", "decimal", "json", "re", "typing"}
-    for name in ("generator", "grading", "tools", "reference"):
-        tree = ast.parse((PACKAGE_DIR / f"{name}.py").read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                mods = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                mods = [node.module or ""]
-            else:
-                continue
-            for mod in mods:
-                assert mod.split(".")[0] in stdlib or mod.startswith(allowed), f"{name}.py imports {mod}"
-                if name == "reference":
-                    assert "generator" not in mod, "the baseline must not see the generator"
+    assert_imports_confined(PACKAGE_DIR, ("generator", "grading", "tools", "reference"), allowed, stdlib)
 
 
 def test_spec_is_consistent(spec: dict[str, Any], params: dict[str, Any], gen_params: dict[str, Any], canary: list[Item]) -> None:

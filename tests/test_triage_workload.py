@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import re
@@ -14,10 +13,12 @@ import pytest
 from ruamel.yaml import YAML
 
 from lrc.runtime.checks.results import blocking_failures
-from lrc.runtime.lock.templating import render
 from lrc.runtime.workloads.base import Item, Reply
 from lrc.runtime.workloads.triage_ap_inbox import generator, grading, reference
 from lrc.runtime.workloads.triage_ap_inbox.tools import TRUNCATION_MARKER, Toolbox
+
+from helpers.agent_loop import render_messages, run_tool_loop, single_shot_answer
+from helpers.workload import assert_imports_confined, canonical, item_json
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_DIR = ROOT / "specs" / "workloads" / "triage.ap-inbox"
@@ -30,14 +31,6 @@ BASELINE_SEEDS = (CANARY_SEED, "seed-1", "seed-2", "seed-7")
 
 # ---------------------------------------------------------------------------------------
 # helpers
-
-
-def canonical(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def item_json(item: Item) -> dict[str, Any]:
-    return {"index": item.index, "item_id": item.item_id, "context": item.context, "answer_key": item.answer_key}
 
 
 @pytest.fixture(scope="module")
@@ -65,12 +58,7 @@ def canary() -> list[Item]:
 
 
 def messages_for(spec: dict[str, Any], item: Item, system: str) -> list[dict[str, Any]]:
-    prompts = spec["systems"][system]["prompts"]
-    ctx = {"task": spec["task"], "item": item.context}
-    return [
-        {"role": "system", "content": render((SPEC_DIR / prompts["system"]).read_text(encoding="utf-8"), ctx)},
-        {"role": "user", "content": render((SPEC_DIR / prompts["user"]).read_text(encoding="utf-8"), ctx)},
-    ]
+    return render_messages(SPEC_DIR, spec, item.context, system)
 
 
 def tool_defs(spec: dict[str, Any], output_schema: dict[str, Any]) -> list[dict[str, Any]]:
@@ -90,29 +78,13 @@ def grade(answer: Any, item: Item, params: dict[str, Any], output_schema: dict[s
 
 
 def single_shot(policy: Callable[[list], Reply], spec: dict[str, Any], item: Item) -> Any:
-    reply = policy(messages_for(spec, item, "single-shot"))
-    assert not reply.tool_calls and reply.content is not None
-    return json.loads(reply.content)
+    return single_shot_answer(policy(messages_for(spec, item, "single-shot")))
 
 
 def agentic(policy: Callable[[list, list], Reply], spec: dict[str, Any], output_schema: dict[str, Any], item: Item) -> Any:
     """Drive the tool loop: ask the policy, run its calls, append the results, until a terminal tool."""
-    messages = messages_for(spec, item, "agentic")
-    defs = tool_defs(spec, output_schema)
     box = Toolbox(item, spec["systems"]["agentic"]["tools"]["max_result_chars"])
-    for _ in range(6):
-        reply = policy(messages, defs)
-        assert reply.tool_calls, "the agentic policy must call tools"
-        messages.append({"role": "assistant", "content": reply.content, "tool_calls": [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
-            for c in reply.tool_calls]})
-        for call in reply.tool_calls:
-            outcome = box.call(call.name, call.arguments)
-            assert not outcome.is_error, outcome.content
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": outcome.content})
-            if outcome.terminal:
-                return outcome.answer
-    raise AssertionError("no terminal tool call within 6 turns")
+    return run_tool_loop(policy, messages_for(spec, item, "agentic"), tool_defs(spec, output_schema), box, 6)[0]
 
 
 def gold(item: Item) -> dict[str, Any]:
@@ -129,21 +101,10 @@ def test_components_declared_and_imports_confined() -> None:
     refs = discover()
     for name in ("generator", "grading", "tools", "reference"):
         assert f"triage.ap-inbox.{name}.v1" in refs
-    allowed = ("lrc.runtime.checks", "lrc.runtime.workloads.base", "lrc.runtime.workloads.triage_ap_inbox", "cerberus")
+    allowed = ("lrc.runtime.checks", "lrc.runtime.workloads.base", "lrc.runtime.workloads.kit", "lrc.runtime.workloads.triage_ap_inbox",
+               "cerberus")
     stdlib = {"__future__", "copy", "dataclasses", "datetime", "decimal", "json", "re", "typing"}
-    for name in ("generator", "grading", "tools", "reference"):
-        tree = ast.parse((PACKAGE_DIR / f"{name}.py").read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                mods = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                mods = [node.module or ""]
-            else:
-                continue
-            for mod in mods:
-                assert mod.split(".")[0] in stdlib or mod.startswith(allowed), f"{name}.py imports {mod}"
-                if name == "reference":
-                    assert "generator" not in mod, "the baseline must not see the generator"
+    assert_imports_confined(PACKAGE_DIR, ("generator", "grading", "tools", "reference"), allowed, stdlib)
 
 
 # ---------------------------------------------------------------------------------------

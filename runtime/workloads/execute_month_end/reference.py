@@ -22,6 +22,7 @@ from decimal import Decimal
 from typing import Any, Mapping, Sequence
 
 from lrc.runtime.workloads.base import Item, Reply, ToolCall
+from lrc.runtime.workloads.kit import message_text, next_turn, tool_exchanges
 
 COMPONENT_ID = "execute.month-end.reference"
 COMPONENT_VERSION = 1
@@ -35,44 +36,18 @@ _CHECK_SQL = "SELECT COUNT(*) AS gl_lines, ROUND(SUM(debit) - SUM(credit), 2) AS
 _MONEY = r"([\d,]+\.\d\d)"
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str))
-    return ""
-
-
 def _user(messages: Sequence[Message]) -> str:
-    return "\n".join(_text(m.get("content")) for m in messages if m.get("role") == "user")
+    return "\n".join(message_text(m.get("content")) for m in messages if m.get("role") == "user")
 
 
 def _documents(messages: Sequence[Message]) -> list[str]:
     return [m.group("path") for m in _DOC.finditer(_user(messages))]
 
 
-def _turn(messages: Sequence[Message]) -> int:
-    return sum(1 for m in messages if m.get("role") == "assistant") + 1
-
-
 def _results(messages: Sequence[Message]) -> list[tuple[str, dict[str, Any], str]]:
-    """(tool name, arguments, content) of every tool result, in order."""
-    calls: dict[str, tuple[str, dict[str, Any]]] = {}
-    for m in messages:
-        if m.get("role") == "assistant":
-            for call in m.get("tool_calls") or []:
-                fn = call.get("function") or {}
-                try:
-                    args = json.loads(fn.get("arguments") or "{}")
-                except (TypeError, ValueError):
-                    args = {}
-                calls[str(call.get("id"))] = (str(fn.get("name")), args if isinstance(args, dict) else {})
-    out = []
-    for m in messages:
-        if m.get("role") == "tool" and str(m.get("tool_call_id")) in calls:
-            name, args = calls[str(m.get("tool_call_id"))]
-            out.append((name, args, _text(m.get("content"))))
-    return out
+    """(tool name, arguments, content) of every tool result, in order; arguments that are
+    not a JSON object read as {}."""
+    return [(name, args if isinstance(args, dict) else {}, text) for name, args, text in tool_exchanges(messages)]
 
 
 def _read(messages: Sequence[Message]) -> dict[str, str]:
@@ -86,7 +61,7 @@ def _read(messages: Sequence[Message]) -> dict[str, str]:
 
 
 def _calls(messages: Sequence[Message], calls: list[tuple[str, dict[str, Any]]]) -> Reply:
-    step = _turn(messages)
+    step = next_turn(messages)
     return Reply(None, [ToolCall(f"call_{step}_{n}", name, args) for n, (name, args) in enumerate(calls, 1)])
 
 

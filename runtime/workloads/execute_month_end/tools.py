@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import datetime as _dt
 from decimal import Decimal
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from lrc.runtime.checks.filesandbox import FileSandbox
 from lrc.runtime.checks.sqlsandbox import SqlSandbox
 from lrc.runtime.workloads.base import Item, ToolOutcome
 from lrc.runtime.workloads.execute_month_end.ledger import parse_amount, seal
+from lrc.runtime.workloads.kit import TRUNCATION_MARKER, ToolDispatch, tool_error
 
 COMPONENT_ID = "execute.month-end.tools"
 COMPONENT_VERSION = 1
@@ -39,14 +40,12 @@ MAX_LINES = 30
 MAX_MEMO = 300
 MAX_SUMMARY = 20_000
 LINE_KEYS = {"account", "debit", "credit", "department", "memo"}
-TRUNCATION_MARKER = "…[truncated]"
 
 
-class Toolbox:
+class Toolbox(ToolDispatch):
     """The tools and the scratch ledger of one run. `call` never raises."""
 
     def __init__(self, item: Item, max_result_chars: int = 20000):
-        self._max = max_result_chars
         ctx = item.context
         self._period = ctx["close_period"]
         self._start = _dt.date.fromisoformat(ctx["period_start"])
@@ -59,47 +58,36 @@ class Toolbox:
         self._departments = {str(d) for (d,) in departments.rows}
         self._seal_key = str(item.answer_key.get("seal_key", ""))
         self._entries: list[dict[str, Any]] = []
-        self._tools: dict[str, Callable[[Mapping[str, Any]], ToolOutcome]] = {
+        super().__init__(max_result_chars, {
             "run_sql": self._run_sql,
             "read_file": self._read_file,
             "post_journal_entry": self._post,
             "submit_close": self._submit,
-        }
+        })
 
     @property
     def entries(self) -> list[dict[str, Any]]:
         """A copy of the scratch ledger."""
         return [dict(e, lines=[dict(ln) for ln in e["lines"]]) for e in self._entries]
 
-    def call(self, name: str, arguments: Mapping[str, Any]) -> ToolOutcome:
-        tool = self._tools.get(name)
-        if tool is None:
-            return _error(f"unknown tool {name!r}; available: {', '.join(self._tools)}")
-        if not isinstance(arguments, Mapping):
-            return _error(f"arguments of {name} must be a JSON object")
-        try:
-            return tool(arguments)
-        except Exception as exc:  # noqa: BLE001 - a tool fault is reported to the model, never raised
-            return _error(f"{name} failed: {type(exc).__name__}")
-
     # -- read-only tools ----------------------------------------------------------------------
     def _run_sql(self, arguments: Mapping[str, Any]) -> ToolOutcome:
         extra = sorted(str(k) for k in arguments if k != "sql")
         if extra:
-            return _error(f"run_sql takes only sql (unexpected: {', '.join(extra)})")
+            return tool_error(f"run_sql takes only sql (unexpected: {', '.join(extra)})")
         res = self._sql.query(arguments.get("sql"))
         if not res.ok:
-            return _error(res.error or "the query failed")
+            return tool_error(res.error or "the query failed")
         return ToolOutcome(res.to_text(max_chars=self._max))
 
     def _read_file(self, arguments: Mapping[str, Any]) -> ToolOutcome:
         extra = sorted(str(k) for k in arguments if k not in ("path", "offset"))
         if extra:
-            return _error(f"read_file takes path and optionally offset (unexpected: {', '.join(extra)})")
+            return tool_error(f"read_file takes path and optionally offset (unexpected: {', '.join(extra)})")
         offset = arguments.get("offset")
         got = self._files.read(arguments.get("path"), 0 if offset is None else offset)
         if not got.ok:
-            return _error(got.error or "the file cannot be read")
+            return tool_error(got.error or "the file cannot be read")
         shown_to = got.offset + len(got.text.encode("utf-8"))
         head = f"{got.path} ({got.size} bytes" + (f"; bytes {got.offset}-{shown_to} shown" if got.truncated or got.offset else "") + ")"
         text = got.text
@@ -119,7 +107,7 @@ class Toolbox:
         if extra:
             problems.append(f"unexpected field(s): {', '.join(extra)}")
         if len(self._entries) >= MAX_ENTRIES:
-            return _error(f"entry rejected: the scratch ledger already holds {MAX_ENTRIES} entries")
+            return tool_error(f"entry rejected: the scratch ledger already holds {MAX_ENTRIES} entries")
         date = arguments.get("date")
         try:
             day = _dt.date.fromisoformat(date) if isinstance(date, str) and len(date) == 10 else None
@@ -180,7 +168,7 @@ class Toolbox:
         if not problems and debits != credits:
             problems.append(f"debits {debits:,.2f} do not equal credits {credits:,.2f} (difference {debits - credits:,.2f})")
         if problems:
-            return _error("entry rejected, nothing was posted:\n- " + "\n- ".join(problems))
+            return tool_error("entry rejected, nothing was posted:\n- " + "\n- ".join(problems))
         entry_id = f"JE-S{len(self._entries) + 1:03d}"
         self._entries.append({"entry_id": entry_id, "date": date, "memo": memo.strip(), "lines": accepted})
         total_lines = sum(len(e["lines"]) for e in self._entries)
@@ -191,16 +179,12 @@ class Toolbox:
     def _submit(self, arguments: Mapping[str, Any]) -> ToolOutcome:
         extra = sorted(str(k) for k in arguments if k != "summary")
         if extra:
-            return _error(f"submit_close takes only summary (unexpected: {', '.join(extra)})")
+            return tool_error(f"submit_close takes only summary (unexpected: {', '.join(extra)})")
         summary = arguments.get("summary")
         if not isinstance(summary, str) or not summary.strip():
-            return _error("submit_close needs summary, a short close summary")
+            return tool_error("submit_close needs summary, a short close summary")
         if len(summary) > MAX_SUMMARY:
-            return _error(f"the summary is longer than {MAX_SUMMARY} characters")
+            return tool_error(f"the summary is longer than {MAX_SUMMARY} characters")
         entries = self.entries
         return ToolOutcome(f"close submitted with {len(entries)} journal entries", terminal=True,
                            answer={"entries": entries, "summary": summary, "seal": seal(self._seal_key, entries)})
-
-
-def _error(message: str) -> ToolOutcome:
-    return ToolOutcome(f"error: {message}", is_error=True)

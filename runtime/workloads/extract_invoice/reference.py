@@ -30,6 +30,7 @@ from lrc.runtime.checks.dates import MONTHS
 from lrc.runtime.checks.money import MoneyError, parse_amount, plain
 from lrc.runtime.checks.pdf import PdfError, extract_pages
 from lrc.runtime.workloads.base import Item, Reply, ToolCall
+from lrc.runtime.workloads.kit import message_text, next_turn, tool_results
 
 COMPONENT_ID = "extract.invoice.reference"
 COMPONENT_VERSION = 1
@@ -41,14 +42,6 @@ _PDF_DATA = "data:application/pdf;base64,"
 
 # --------------------------------------------------------------------------------------
 # reading the conversation
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str))
-    return ""
 
 
 def _strings(value: Any) -> Iterator[str]:
@@ -76,37 +69,16 @@ def _attached_pdf_text(content: Any) -> list[str]:
     return out
 
 
-def _tool_calls(messages: Sequence[Message]) -> dict[str, tuple[str, Any]]:
-    calls: dict[str, tuple[str, Any]] = {}
-    for m in messages:
-        if m.get("role") != "assistant":
-            continue
-        for call in m.get("tool_calls") or []:
-            fn = call.get("function") or {}
-            try:
-                args = json.loads(fn.get("arguments") or "{}")
-            except (TypeError, ValueError):
-                args = {}
-            calls[str(call.get("id"))] = (str(fn.get("name")), args)
-    return calls
-
-
-def _tool_results(messages: Sequence[Message], name: str) -> list[str]:
-    calls = _tool_calls(messages)
-    out = []
-    for m in messages:
-        if m.get("role") == "tool":
-            called = calls.get(str(m.get("tool_call_id")))
-            if called and called[0] == name:
-                out.append(_text(m.get("content")))
-    return out
+def _result_texts(messages: Sequence[Message], name: str) -> list[str]:
+    """Text of every tool result for tool `name`, in order (the arguments are not needed)."""
+    return [text for _, text in tool_results(messages, name)]
 
 
 def _prompt_pages(messages: Sequence[Message]) -> dict[int, str]:
     pages: dict[int, str] = {}
     for m in messages:
         if m.get("role") == "user":
-            for block in _PAGE.finditer(_text(m.get("content"))):
+            for block in _PAGE.finditer(message_text(m.get("content"))):
                 pages.setdefault(int(block.group("n")), block.group("text"))
             for n, text in enumerate(_attached_pdf_text(m.get("content")), 1):
                 pages.setdefault(n, text)
@@ -115,7 +87,7 @@ def _prompt_pages(messages: Sequence[Message]) -> dict[int, str]:
 
 def _read_pages(messages: Sequence[Message]) -> dict[int, str]:
     pages: dict[int, str] = {}
-    for content in _tool_results(messages, "read_page"):
+    for content in _result_texts(messages, "read_page"):
         try:
             body = json.loads(content)
         except ValueError:
@@ -126,7 +98,7 @@ def _read_pages(messages: Sequence[Message]) -> dict[int, str]:
 
 
 def _page_count(messages: Sequence[Message]) -> int | None:
-    for content in _tool_results(messages, "get_document_info"):
+    for content in _result_texts(messages, "get_document_info"):
         try:
             body = json.loads(content)
         except ValueError:
@@ -136,13 +108,9 @@ def _page_count(messages: Sequence[Message]) -> int | None:
     return None
 
 
-def _turn(messages: Sequence[Message]) -> int:
-    return sum(1 for m in messages if m.get("role") == "assistant") + 1
-
-
 def _agentic_pages(messages: Sequence[Message]) -> tuple[Reply | None, dict[int, str]]:
     """Info, then every page in one turn; returns (next call, None) or (None, pages)."""
-    step = _turn(messages)
+    step = next_turn(messages)
     count = _page_count(messages)
     if count is None:
         return Reply(None, [ToolCall(f"call_{step}_1", "get_document_info", {})]), {}
@@ -153,7 +121,7 @@ def _agentic_pages(messages: Sequence[Message]) -> tuple[Reply | None, dict[int,
 
 
 def _submit(messages: Sequence[Message], answer: dict[str, Any]) -> Reply:
-    return Reply(None, [ToolCall(f"call_{_turn(messages)}_1", "submit_invoice", answer)])
+    return Reply(None, [ToolCall(f"call_{next_turn(messages)}_1", "submit_invoice", answer)])
 
 
 # --------------------------------------------------------------------------------------

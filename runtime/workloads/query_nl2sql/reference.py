@@ -20,6 +20,7 @@ import re
 from typing import Any, Mapping, Sequence
 
 from lrc.runtime.workloads.base import Item, Reply, ToolCall
+from lrc.runtime.workloads.kit import message_text, next_turn
 
 COMPONENT_ID = "query.nl2sql.reference"
 COMPONENT_VERSION = 1
@@ -31,26 +32,14 @@ _QUESTION = re.compile(r"^Question (?P<id>Q\d+) \((?P<difficulty>\w+)\):\n(?P<te
 _MONTHS = {name: i for i, name in enumerate(calendar.month_name) if name}
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str))
-    return ""
-
-
 def _question(messages: Sequence[Message]) -> dict[str, Any] | None:
     for m in messages:
         if m.get("role") == "user":
-            found = _QUESTION.search(_text(m.get("content")))
+            found = _QUESTION.search(message_text(m.get("content")))
             if found:
                 return {"id": found.group("id"), "text": " ".join(found.group("text").split()),
                         "columns": [c.strip() for c in found.group("columns").split(",")]}
     return None
-
-
-def _turn(messages: Sequence[Message]) -> int:
-    return sum(1 for m in messages if m.get("role") == "assistant") + 1
 
 
 def _ran_sql(messages: Sequence[Message]) -> bool:
@@ -58,7 +47,7 @@ def _ran_sql(messages: Sequence[Message]) -> bool:
 
 
 def _agentic(messages: Sequence[Message], sql: str) -> Reply:
-    step = _turn(messages)
+    step = next_turn(messages)
     if not _ran_sql(messages):
         return Reply(None, [ToolCall(f"call_{step}_1", "run_sql", {"sql": sql})])
     return Reply(None, [ToolCall(f"call_{step}_1", "submit_sql", {"sql": sql})])

@@ -9,10 +9,11 @@ sandbox per toolbox, and a fresh toolbox per run, so nothing leaks between runs.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from lrc.runtime.checks.sqlsandbox import SqlSandbox
 from lrc.runtime.workloads.base import Item, ToolOutcome
+from lrc.runtime.workloads.kit import ToolDispatch, tool_error
 
 COMPONENT_ID = "query.nl2sql.tools"
 COMPONENT_VERSION = 1
@@ -21,39 +22,27 @@ DATABASE = "finance.db"
 MAX_ROWS_SHOWN = 100
 
 
-class Toolbox:
+class Toolbox(ToolDispatch):
     """The tools of one run. `call` never raises."""
 
     def __init__(self, item: Item, max_result_chars: int = 20000):
-        self._max = max_result_chars
         self._sql: SqlSandbox | None = None
         data = item.files.get(DATABASE)
         self._problem = None if data else f"the item has no {DATABASE}"
         if data:
             self._sql = SqlSandbox(data, max_rows=MAX_ROWS_SHOWN)
-        self._tools: dict[str, Callable[[Mapping[str, Any]], ToolOutcome]] = {
+        super().__init__(max_result_chars, {
             "run_sql": self._run_sql,
             "submit_sql": self._submit_sql,
-        }
-
-    def call(self, name: str, arguments: Mapping[str, Any]) -> ToolOutcome:
-        tool = self._tools.get(name)
-        if tool is None:
-            return _error(f"unknown tool {name!r}; available: {', '.join(self._tools)}")
-        if not isinstance(arguments, Mapping):
-            return _error(f"arguments of {name} must be a JSON object")
-        try:
-            return tool(arguments)
-        except Exception as exc:  # noqa: BLE001 - a tool fault is reported to the model, never raised
-            return _error(f"{name} failed: {type(exc).__name__}")
+        })
 
     def _sql_argument(self, name: str, arguments: Mapping[str, Any]) -> tuple[str | None, ToolOutcome | None]:
         extra = sorted(str(k) for k in arguments if k != "sql")
         if extra:
-            return None, _error(f"{name} takes only sql (unexpected: {', '.join(extra)})")
+            return None, tool_error(f"{name} takes only sql (unexpected: {', '.join(extra)})")
         sql = arguments.get("sql")
         if not isinstance(sql, str) or not sql.strip():
-            return None, _error(f"{name} needs sql, a non-empty string with one SELECT statement")
+            return None, tool_error(f"{name} needs sql, a non-empty string with one SELECT statement")
         return sql, None
 
     def _run_sql(self, arguments: Mapping[str, Any]) -> ToolOutcome:
@@ -61,10 +50,10 @@ class Toolbox:
         if problem is not None:
             return problem
         if self._sql is None:
-            return _error(self._problem or "no database")
+            return tool_error(self._problem or "no database")
         res = self._sql.query(sql)
         if not res.ok:
-            return _error(res.error or "the query failed")
+            return tool_error(res.error or "the query failed")
         return ToolOutcome(res.to_text(max_chars=self._max))
 
     def _submit_sql(self, arguments: Mapping[str, Any]) -> ToolOutcome:
@@ -72,7 +61,3 @@ class Toolbox:
         if problem is not None:
             return problem
         return ToolOutcome("query received", terminal=True, answer={"sql": sql})
-
-
-def _error(message: str) -> ToolOutcome:
-    return ToolOutcome(f"error: {message}", is_error=True)

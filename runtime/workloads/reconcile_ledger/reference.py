@@ -29,6 +29,7 @@ from typing import Any, Mapping, Sequence
 
 from lrc.runtime.checks.money import plain
 from lrc.runtime.workloads.base import Item, Reply, ToolCall
+from lrc.runtime.workloads.kit import message_text, next_turn, tool_results
 
 COMPONENT_ID = "reconcile.ledger.reference"
 COMPONENT_VERSION = 1
@@ -56,14 +57,6 @@ class Row:
 # reading the conversation
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str))
-    return ""
-
-
 def _date(text: str) -> _dt.date:
     return _dt.date(int(text[:4]), int(text[5:7]), int(text[8:10]))
 
@@ -74,7 +67,7 @@ def _prompt_rows(messages: Sequence[Message]) -> tuple[dict[str, Row], dict[str,
     for m in messages:
         if m.get("role") != "user":
             continue
-        text = _text(m.get("content"))
+        text = message_text(m.get("content"))
         for b in _BANK_ROW.finditer(text):
             bank[b.group(1)] = Row(b.group(1), _date(b.group(2)), b.group(3), Decimal(b.group(4)))
         for g in _LEDGER_ROW.finditer(text):
@@ -83,31 +76,15 @@ def _prompt_rows(messages: Sequence[Message]) -> tuple[dict[str, Row], dict[str,
     return bank, ledger
 
 
-def _calls(messages: Sequence[Message]) -> dict[str, tuple[str, Any]]:
-    out: dict[str, tuple[str, Any]] = {}
-    for m in messages:
-        if m.get("role") == "assistant":
-            for call in m.get("tool_calls") or []:
-                fn = call.get("function") or {}
-                try:
-                    args = json.loads(fn.get("arguments") or "{}")
-                except (TypeError, ValueError):
-                    args = {}
-                out[str(call.get("id"))] = (str(fn.get("name")), args)
-    return out
-
-
 def _results(messages: Sequence[Message], name: str) -> list[Any]:
-    calls = _calls(messages)
+    """Every tool result for tool `name` parsed as JSON, in order; results that are not JSON
+    (errors) are skipped."""
     out = []
-    for m in messages:
-        if m.get("role") == "tool":
-            called = calls.get(str(m.get("tool_call_id")))
-            if called and called[0] == name:
-                try:
-                    out.append(json.loads(_text(m.get("content"))))
-                except ValueError:
-                    continue
+    for _, text in tool_results(messages, name):
+        try:
+            out.append(json.loads(text))
+        except ValueError:
+            continue
     return out
 
 
@@ -124,13 +101,9 @@ def _tool_rows(messages: Sequence[Message]) -> tuple[dict[str, Row], dict[str, R
     return bank, ledger
 
 
-def _turn(messages: Sequence[Message]) -> int:
-    return sum(1 for m in messages if m.get("role") == "assistant") + 1
-
-
 def _agentic_rows(messages: Sequence[Message]) -> tuple[Reply | None, tuple[dict[str, Row], dict[str, Row]]]:
     """Summary, then every page of both listings in one turn; returns (next call, rows)."""
-    step = _turn(messages)
+    step = next_turn(messages)
     summaries = [s for s in _results(messages, "get_summary") if isinstance(s, Mapping)]
     if not summaries:
         return Reply(None, [ToolCall(f"call_{step}_1", "get_summary", {})]), ({}, {})
@@ -145,7 +118,7 @@ def _agentic_rows(messages: Sequence[Message]) -> tuple[Reply | None, tuple[dict
 
 
 def _submit(messages: Sequence[Message], found: list[dict[str, Any]]) -> Reply:
-    return Reply(None, [ToolCall(f"call_{_turn(messages)}_1", "submit_discrepancies", {"discrepancies": found})])
+    return Reply(None, [ToolCall(f"call_{next_turn(messages)}_1", "submit_discrepancies", {"discrepancies": found})])
 
 
 # --------------------------------------------------------------------------------------
@@ -220,7 +193,7 @@ def reconcile(bank: Mapping[str, Row], ledger: Mapping[str, Row], window: int) -
 
 def _window(messages: Sequence[Message]) -> int:
     for m in messages:
-        found = _WINDOW.search(_text(m.get("content")))
+        found = _WINDOW.search(message_text(m.get("content")))
         if found:
             return int(found.group(1))
     return 3

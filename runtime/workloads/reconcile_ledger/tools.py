@@ -12,22 +12,22 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from lrc.runtime.checks.dates import DateError, parse_iso
 from lrc.runtime.checks.money import MoneyError, parse_amount
 from lrc.runtime.workloads.base import Item, ToolOutcome
+from lrc.runtime.workloads.kit import TRUNCATION_MARKER, ToolDispatch, tool_error  # noqa: F401 - the marker of this toolbox's capped results
 
 COMPONENT_ID = "reconcile.ledger.tools"
 COMPONENT_VERSION = 1
 
-TRUNCATION_MARKER = "…[truncated]"
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 100
 FILTERS = ("date_from", "date_to", "amount_min", "amount_max", "abs_amount", "text", "offset", "limit")
 
 
-class Toolbox:
+class Toolbox(ToolDispatch):
     """The tools of one month. `call` never raises."""
 
     def __init__(self, item: Item, max_result_chars: int = 20000):
@@ -35,29 +35,17 @@ class Toolbox:
         self._ctx = ctx
         self._bank = [dict(t, _amount=Decimal(t["amount"])) for t in ctx["bank"]["transactions"]]
         self._ledger = [dict(e, _amount=Decimal(e["debit"] or "0") - Decimal(e["credit"] or "0")) for e in ctx["ledger"]["entries"]]
-        self._max = max_result_chars
-        self._tools: dict[str, Callable[[Mapping[str, Any]], ToolOutcome]] = {
+        super().__init__(max_result_chars, {
             "get_summary": self._summary,
             "query_bank": lambda a: self._query("query_bank", self._bank, a, ("description",)),
             "query_ledger": lambda a: self._query("query_ledger", self._ledger, a, ("description", "journal")),
             "submit_discrepancies": self._submit,
-        }
-
-    def call(self, name: str, arguments: Mapping[str, Any]) -> ToolOutcome:
-        tool = self._tools.get(name)
-        if tool is None:
-            return _error(f"unknown tool {name!r}; available: {', '.join(self._tools)}")
-        if not isinstance(arguments, Mapping):
-            return _error(f"arguments of {name} must be a JSON object")
-        try:
-            return tool(arguments)
-        except Exception as exc:  # noqa: BLE001 - a tool fault is reported to the model, never raised
-            return _error(f"{name} failed: {type(exc).__name__}")
+        })
 
     # tools ------------------------------------------------------------------------------
     def _summary(self, arguments: Mapping[str, Any]) -> ToolOutcome:
         if arguments:
-            return _error(f"get_summary takes no arguments (got: {', '.join(sorted(map(str, arguments)))})")
+            return tool_error(f"get_summary takes no arguments (got: {', '.join(sorted(map(str, arguments)))})")
         c = self._ctx
         body = {
             "reconciliation_id": c["reconciliation_id"], "entity": c["entity"], "month": c["month"],
@@ -72,27 +60,27 @@ class Toolbox:
     def _query(self, name: str, rows: list[dict[str, Any]], arguments: Mapping[str, Any], text_fields: tuple[str, ...]) -> ToolOutcome:
         extra = sorted(str(k) for k in arguments if k not in FILTERS)
         if extra:
-            return _error(f"{name} takes only {', '.join(FILTERS)} (unexpected: {', '.join(extra)})")
+            return tool_error(f"{name} takes only {', '.join(FILTERS)} (unexpected: {', '.join(extra)})")
         try:
             date_from = parse_iso(arguments["date_from"]) if arguments.get("date_from") is not None else None
             date_to = parse_iso(arguments["date_to"]) if arguments.get("date_to") is not None else None
         except DateError as exc:
-            return _error(f"{name}: {exc}")
+            return tool_error(f"{name}: {exc}")
         bounds: dict[str, Decimal | None] = {}
         for k in ("amount_min", "amount_max", "abs_amount"):
             try:
                 bounds[k] = parse_amount(arguments[k], decimal_mark=".") if arguments.get(k) is not None else None
             except MoneyError:
-                return _error(f"{name}: {k} must be an amount such as -1250.00")
+                return tool_error(f"{name}: {k} must be an amount such as -1250.00")
         text = arguments.get("text")
         if text is not None and (not isinstance(text, str) or len(text) > 100):
-            return _error(f"{name}: text must be a string of at most 100 characters")
+            return tool_error(f"{name}: text must be a string of at most 100 characters")
         offset, limit = arguments.get("offset", 0), arguments.get("limit", DEFAULT_LIMIT)
         for k, v in (("offset", offset), ("limit", limit)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                return _error(f"{name}: {k} must be a non-negative integer")
+                return tool_error(f"{name}: {k} must be a non-negative integer")
         if not 1 <= limit <= MAX_LIMIT:
-            return _error(f"{name}: limit must be between 1 and {MAX_LIMIT}")
+            return tool_error(f"{name}: limit must be between 1 and {MAX_LIMIT}")
         needle = text.strip().casefold() if isinstance(text, str) and text.strip() else None
 
         def keep(row: dict[str, Any]) -> bool:
@@ -115,17 +103,8 @@ class Toolbox:
     def _submit(self, arguments: Mapping[str, Any]) -> ToolOutcome:
         extra = sorted(str(k) for k in arguments if k != "discrepancies")
         if extra:
-            return _error(f"submit_discrepancies takes only discrepancies (unexpected: {', '.join(extra)})")
+            return tool_error(f"submit_discrepancies takes only discrepancies (unexpected: {', '.join(extra)})")
         found = arguments.get("discrepancies")
         if not isinstance(found, list):
-            return _error('submit_discrepancies needs discrepancies, a list of {"type", "refs", "amount"} objects')
+            return tool_error('submit_discrepancies needs discrepancies, a list of {"type", "refs", "amount"} objects')
         return ToolOutcome("discrepancies received", terminal=True, answer={"discrepancies": found})
-
-    def _cap(self, text: str) -> str:
-        if len(text) <= self._max:
-            return text
-        return text[: max(0, self._max - len(TRUNCATION_MARKER))] + TRUNCATION_MARKER
-
-
-def _error(message: str) -> ToolOutcome:
-    return ToolOutcome(f"error: {message}", is_error=True)

@@ -22,6 +22,7 @@ import re
 from typing import Any, Mapping, Sequence
 
 from lrc.runtime.workloads.base import Item, Reply, ToolCall
+from lrc.runtime.workloads.kit import message_text, next_turn, tool_results
 
 COMPONENT_ID = "triage.ap-inbox.reference"
 COMPONENT_VERSION = 1
@@ -35,22 +36,13 @@ _ID_IN_JSON = re.compile(r'"id"\s*:\s*"((?:[^"\\]|\\.)*)"')
 # reading the conversation
 
 
-def _text(content: Any) -> str:
-    """Message content as text (plain string or OpenAI content parts)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str))
-    return ""
-
-
 def _prompt_emails(messages: Sequence[Message]) -> list[dict[str, str]]:
     """Emails rendered as blocks in user messages, in order: {id, subject, body}."""
     out: list[dict[str, str]] = []
     for m in messages:
         if m.get("role") != "user":
             continue
-        for block in _BLOCK.finditer(_text(m.get("content"))):
+        for block in _BLOCK.finditer(message_text(m.get("content"))):
             head, _, body = block.group("text").partition("\n\n")
             subject = ""
             for line in head.split("\n"):
@@ -60,37 +52,9 @@ def _prompt_emails(messages: Sequence[Message]) -> list[dict[str, str]]:
     return out
 
 
-def _tool_names(messages: Sequence[Message]) -> dict[str, tuple[str, Any]]:
-    """tool_call_id -> (tool name, parsed arguments) for every call the assistant made."""
-    names: dict[str, tuple[str, Any]] = {}
-    for m in messages:
-        if m.get("role") != "assistant":
-            continue
-        for call in m.get("tool_calls") or []:
-            fn = call.get("function") or {}
-            try:
-                args = json.loads(fn.get("arguments") or "{}")
-            except (TypeError, ValueError):
-                args = {}
-            names[str(call.get("id"))] = (str(fn.get("name")), args)
-    return names
-
-
-def _tool_results(messages: Sequence[Message], name: str) -> list[tuple[Any, str]]:
-    """(arguments, content) of every tool result for tool `name`, in order."""
-    calls = _tool_names(messages)
-    out: list[tuple[Any, str]] = []
-    for m in messages:
-        if m.get("role") == "tool":
-            called = calls.get(str(m.get("tool_call_id")))
-            if called and called[0] == name:
-                out.append((called[1], _text(m.get("content"))))
-    return out
-
-
 def _listed_ids(messages: Sequence[Message]) -> list[str] | None:
     """Email ids from list_emails results (None if no result yet). Survives truncation."""
-    results = _tool_results(messages, "list_emails")
+    results = tool_results(messages, "list_emails")
     if not results:
         return None
     ids: list[str] = []
@@ -104,21 +68,17 @@ def _listed_ids(messages: Sequence[Message]) -> list[str] | None:
     return ids
 
 
-def _assistant_turns(messages: Sequence[Message]) -> int:
-    return sum(1 for m in messages if m.get("role") == "assistant")
-
-
 def _answer(labels: Sequence[tuple[str, str]]) -> dict[str, Any]:
     return {"labels": [{"email_id": i, "label": lab} for i, lab in labels]}
 
 
 def _submit(messages: Sequence[Message], answer: dict[str, Any]) -> Reply:
-    step = _assistant_turns(messages) + 1
+    step = next_turn(messages)
     return Reply(None, [ToolCall(f"call_{step}_1", "submit_labels", answer)])
 
 
 def _list(messages: Sequence[Message]) -> Reply:
-    step = _assistant_turns(messages) + 1
+    step = next_turn(messages)
     return Reply(None, [ToolCall(f"call_{step}_1", "list_emails", {})])
 
 
@@ -166,7 +126,7 @@ def classify(subject: str, body: str) -> str:
 def _read_results(messages: Sequence[Message]) -> dict[str, dict[str, str]]:
     """email id -> {subject, body} from successful read_email results."""
     out: dict[str, dict[str, str]] = {}
-    for args, content in _tool_results(messages, "read_email"):
+    for args, content in tool_results(messages, "read_email"):
         try:
             email = json.loads(content)
         except ValueError:
@@ -185,8 +145,8 @@ def baseline(messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] | N
     listed = _listed_ids(messages)
     if listed is None:
         return _list(messages)
-    if not _tool_results(messages, "read_email"):
-        step = _assistant_turns(messages) + 1
+    if not tool_results(messages, "read_email"):
+        step = next_turn(messages)
         calls = [ToolCall(f"call_{step}_{n}", "read_email", {"email_id": i}) for n, i in enumerate(listed, 1)]
         return Reply(None, calls) if calls else _submit(messages, _answer([]))
     read = _read_results(messages)

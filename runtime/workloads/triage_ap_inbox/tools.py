@@ -10,73 +10,51 @@ capped with a visible marker so a runaway result cannot blow the context silentl
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from lrc.runtime.workloads.base import Item, ToolOutcome
+from lrc.runtime.workloads.kit import TRUNCATION_MARKER, ToolDispatch, tool_error  # noqa: F401 - the marker of this toolbox's capped results
 
 COMPONENT_ID = "triage.ap-inbox.tools"
 COMPONENT_VERSION = 1
 
-TRUNCATION_MARKER = "…[truncated]"
 
-
-class Toolbox:
+class Toolbox(ToolDispatch):
     """The tools of one batch. `call` never raises."""
 
     def __init__(self, item: Item, max_result_chars: int = 20000):
         self._emails: dict[str, Mapping[str, Any]] = {e["id"]: e for e in item.context["emails"]}
         self._order: list[str] = [e["id"] for e in item.context["emails"]]
-        self._max = max_result_chars
-        self._tools: dict[str, Callable[[Mapping[str, Any]], ToolOutcome]] = {
+        super().__init__(max_result_chars, {
             "list_emails": self._list_emails,
             "read_email": self._read_email,
             "submit_labels": self._submit_labels,
-        }
-
-    def call(self, name: str, arguments: Mapping[str, Any]) -> ToolOutcome:
-        tool = self._tools.get(name)
-        if tool is None:
-            return _error(f"unknown tool {name!r}; available: {', '.join(self._tools)}")
-        if not isinstance(arguments, Mapping):
-            return _error(f"arguments of {name} must be a JSON object")
-        try:
-            return tool(arguments)
-        except Exception as exc:  # noqa: BLE001 - a tool fault is reported to the model, never raised
-            return _error(f"{name} failed: {type(exc).__name__}")
+        })
 
     # tools ------------------------------------------------------------------------------
     def _list_emails(self, arguments: Mapping[str, Any]) -> ToolOutcome:
         if arguments:
-            return _error(f"list_emails takes no arguments (got: {', '.join(sorted(map(str, arguments)))})")
+            return tool_error(f"list_emails takes no arguments (got: {', '.join(sorted(map(str, arguments)))})")
         rows = [{k: self._emails[i][k] for k in ("id", "from", "date", "subject")} for i in self._order]
         return ToolOutcome(self._cap(json.dumps(rows, ensure_ascii=False, indent=1)))
 
     def _read_email(self, arguments: Mapping[str, Any]) -> ToolOutcome:
         extra = sorted(str(k) for k in arguments if k != "email_id")
         if extra:
-            return _error(f"read_email takes only email_id (unexpected: {', '.join(extra)})")
+            return tool_error(f"read_email takes only email_id (unexpected: {', '.join(extra)})")
         email_id = arguments.get("email_id")
         if not isinstance(email_id, str) or not email_id:
-            return _error("read_email needs email_id, a non-empty string")
+            return tool_error("read_email needs email_id, a non-empty string")
         email = self._emails.get(email_id) or self._emails.get(email_id.strip())
         if email is None:
-            return _error(f"no email with id {email_id!r} in this batch; use list_emails to see the ids")
+            return tool_error(f"no email with id {email_id!r} in this batch; use list_emails to see the ids")
         return ToolOutcome(self._cap(json.dumps(dict(email), ensure_ascii=False, indent=1)))
 
     def _submit_labels(self, arguments: Mapping[str, Any]) -> ToolOutcome:
         extra = sorted(str(k) for k in arguments if k != "labels")
         if extra:
-            return _error(f"submit_labels takes only labels (unexpected: {', '.join(extra)})")
+            return tool_error(f"submit_labels takes only labels (unexpected: {', '.join(extra)})")
         labels = arguments.get("labels")
         if not isinstance(labels, list):
-            return _error('submit_labels needs labels, a list of {"email_id", "label"} objects')
+            return tool_error('submit_labels needs labels, a list of {"email_id", "label"} objects')
         return ToolOutcome("labels received", terminal=True, answer={"labels": labels})
-
-    def _cap(self, text: str) -> str:
-        if len(text) <= self._max:
-            return text
-        return text[: max(0, self._max - len(TRUNCATION_MARKER))] + TRUNCATION_MARKER
-
-
-def _error(message: str) -> ToolOutcome:
-    return ToolOutcome(f"error: {message}", is_error=True)
