@@ -68,8 +68,16 @@ def main() -> None:
         heavy = sorted({name.strip().split(".")[0] for _, name in mods} & {"litellm", "polars", "openai", "tqdm", "numpy"})
 
         print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}")
-        print(f"lrc compile (demo edition, whole process): median {c_med:.3f} s  (runs: {', '.join(f'{x:.3f}' for x in c_all)})")
-        print(f"lrc execute (demo, embedded models, 90 runs): median {e_med:.3f} s  (runs: {', '.join(f'{x:.3f}' for x in e_all)})")
+        print(f"lrc compile (demo edition, whole process; first run cold, then .lrc-cache warm): median {c_med:.3f} s"
+              f"  (runs: {', '.join(f'{x:.3f}' for x in c_all)})")
+        import json
+
+        plan = json.loads((REPO / "generated/demo/plan.lock").read_text())["plan"]
+        edition_systems = {plan["systems"][r]["spec"]["id"] for r in plan["edition"]["spec"]["systems"]}
+        runs = sum(len(plan["models"]) * len(set(w["spec"]["systems"]) & edition_systems) * plan["edition"]["spec"]["n_per_cell"]
+                   for w in plan["workloads"].values())
+        print(f"lrc execute (demo, embedded models, {len(plan['workloads'])} workloads, {runs} runs): median {e_med:.3f} s"
+              f"  (runs: {', '.join(f'{x:.3f}' for x in e_all)})")
         print(f"compile path imports: {imp_med - bare_med:.3f} s (median whole process {imp_med:.3f} s minus bare interpreter {bare_med:.3f} s)")
         print(f"  {len(mods)} modules imported; under -X importtime (which inflates) the top-level total is {total_us / 1e6:.3f} s")
         print("  heaviest top-level imports: " + ", ".join(f"{name.strip()} {us / 1e3:.0f} ms" for us, name in tops))

@@ -119,44 +119,12 @@ def compile_project(root: Path, check: bool = False, cache: bool = True) -> Comp
 
 
 def _compile_project(root: Path, check: bool) -> CompileResult:
-    diags = Diagnostics()
-    result = CompileResult(root, diags)
-    schemas = SchemaSet.load(root / "schemas")
-    docs = load_and_validate(root, schemas, diags)
+    analysis = _analyze(root, None, plans=True)
+    diags = analysis.diagnostics
+    result = CompileResult(root, diags, graph=analysis.graph)
     if diags.has_errors:
         return result
-    components = discover_components(root, diags)
-    if diags.has_errors:  # without the components every code reference would read as unknown
-        return result
-    resolver = Resolver(root, root / "specs", schemas.schemas, components, diags)
-    graph = resolver.index(docs)
-    resolver.resolve(graph)
-    result.graph = graph
-    if diags.has_errors:
-        return result
-    prompts = {wl.ref: render_workload(wl, diags) for wl in graph.specs["workload"].values()}
-    if diags.has_errors:
-        return result
-
-    # The gate covers every spec and every code component of the project.
-    prints = {}
-    for ref, comp in components.items():
-        try:
-            prints[ref] = codeprint.fingerprint(comp)
-        except CodeprintError as exc:
-            rel = exc.path.resolve().relative_to(codeprint.project_root()).as_posix()
-            diags.error("LRC3009", exc.message, path=rel, line=exc.line, column=1)
-    if diags.has_errors:
-        return result
-    entries: list[Entry] = []
-    for kind in SPEC_KINDS:
-        for spec in graph.specs[kind].values():
-            line, col = spec.doc.locate("/version")
-            entries.append(Entry(kind, spec.id, spec.version, spec_digest(spec), spec.normalized, spec.doc.path, line, col))
-    for ref, comp in components.items():
-        rel = comp.path.resolve().relative_to(codeprint.project_root()).as_posix()
-        entries.append(Entry("code", comp.id, comp.version, prints[ref].fingerprint, {"files": prints[ref].files},
-                             rel, comp.version_line, comp.version_col))
+    graph, entries = analysis.graph, analysis.entries
     ledger = Ledger.read(root, diags)
     check_taxonomy(entries, ledger, diags)
     policy.check_split_history(graph, ledger, diags)
@@ -167,7 +135,7 @@ def _compile_project(root: Path, check: bool) -> CompileResult:
     outputs: dict[str, bytes] = {}
     edition_dirs: set[str] = set()
     for edition in graph.specs["edition"].values():
-        plan = build_plan(edition, graph, prompts, prints)
+        plan = analysis.plans[edition.id]
         lock = lockformat.build(plan)
         result.locks[edition.id] = lock
         edition_dirs.add(edition.id)
@@ -266,6 +234,11 @@ def _analyze(root: Path, runtime: Path | None, plans: bool) -> Analysis:
     result.graph = graph
     if diags.has_errors:
         return result
+    prompts = {}
+    if plans:  # rendering precedes fingerprinting, so a template error stops here, as compile always did
+        prompts = {wl.ref: render_workload(wl, diags) for wl in graph.specs["workload"].values()}
+        if diags.has_errors:
+            return result
     for ref, comp in components.items():
         try:
             result.prints[ref] = codeprint.fingerprint(comp, code_root)
@@ -281,9 +254,6 @@ def _analyze(root: Path, runtime: Path | None, plans: bool) -> Analysis:
                              rel, comp.version_line, comp.version_col))
     result.entries = entries
     if plans:
-        prompts = {wl.ref: render_workload(wl, diags) for wl in graph.specs["workload"].values()}
-        if diags.has_errors:
-            return result
         for edition in graph.specs["edition"].values():
             result.plans[edition.id] = build_plan(edition, graph, prompts, result.prints)
     return result
