@@ -1155,6 +1155,7 @@ def _watch(proc: subprocess.Popen, out: Path, n: int) -> tuple[str, Any]:
         if hb.get("state") != "busy":
             proc.kill()
             proc.wait()
+            _cleanup_worker(hb)
             return "stall", f"the harness stalled between examples for {time.time() - hb['time']:.0f} s (a bug of this script)"
         folder = out / f"hard-hang-{n}"
         try:
@@ -1164,11 +1165,19 @@ def _watch(proc: subprocess.Popen, out: Path, n: int) -> tuple[str, Any]:
             (folder / "copy-failed.txt").write_text(str(exc))
         proc.kill()
         proc.wait()
+        _cleanup_worker(hb)
         (folder / "mutations.txt").write_text("\n".join(hb.get("ops") or []) + f"\ncheck={hb.get('check')}\n")
         (folder / "repro.py").write_text(REPRO.format(check=hb.get("check")), encoding="utf-8")
         return "hard-hang", {"seconds": time.time() - hb["started"], "ops": hb.get("ops"), "check": hb.get("check"),
                              "reproducer": str(folder)}
     return "exit", proc.returncode
+
+
+def _cleanup_worker(hb: dict) -> None:
+    """Remove the scratch folder of a worker that was killed (it could not clean up itself)."""
+    scratch = Path(hb.get("project", "")).parent
+    if scratch.name.startswith("lrc-fuzz-work-"):
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _read_json(path: Path) -> dict | None:

@@ -28,6 +28,7 @@ MAX_FILE_BYTES = 512 * 1024
 MAX_DEPTH = 40
 MAX_NODES = 50_000
 MODELINE = "# yaml-language-server: $schema="
+MAX_SAFE_INTEGER = 2**53 - 1
 SURROGATE = re.compile("[\ud800-\udfff]")
 """A lone UTF-16 surrogate: YAML and JSON escapes (`\\ud800`) can produce one, but it is not
 a Unicode character, has no UTF-8 form and so no canonical JSON form either."""
@@ -158,6 +159,10 @@ class _Builder:
         if value is None or isinstance(value, bool):
             return value
         if isinstance(value, int):
+            if abs(value) > MAX_SAFE_INTEGER:
+                self.diags.error("LRC2001", f"integer {value} is beyond 2^53, which has no canonical JSON form", path=self.path,
+                                 line=pos[0], column=pos[1], pointer=pointer, hint="use a smaller number, or a string")
+                return None
             return int(value)
         if isinstance(value, float):
             if math.isnan(value) or math.isinf(value):

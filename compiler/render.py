@@ -133,7 +133,11 @@ def _checked_render(env, spec: Spec, source: str, context: dict[str, Any], relpa
         diags.error("LRC4001", f"template syntax error: {exc.message}", path=relpath, line=exc.lineno, column=1,
                     notes=(f"used by {spec.ref} at {pointer}",))
         return None
-    unknown = sorted(meta.find_undeclared_variables(parsed) - set(CONTEXT_VARIABLES))
+    try:
+        unknown = sorted(meta.find_undeclared_variables(parsed) - set(CONTEXT_VARIABLES))
+    except TemplateError as exc:  # e.g. a filter the sandbox removed (random)
+        diags.error("LRC4001", f"template error: {exc.message or exc}", **where, notes=(f"used by {spec.ref} at {pointer}",))
+        return None
     if unknown:
         diags.error("LRC4002", f"template uses undefined variable(s): {', '.join(unknown)}", **where,
                     hint="templates see only `task` (the workload's task block) and `item` (one dataset item)",

@@ -87,6 +87,18 @@ class Graph:
         return max(versions)
 
 
+def _refuse_constant(name: str) -> Any:
+    """json.loads accepts NaN and Infinity, which have no canonical form: refuse them."""
+    raise json.JSONDecodeError(f"{name} is not valid JSON (no canonical form)", name, 0)
+
+
+def _safe_int(text: str) -> int:
+    value = int(text)
+    if abs(value) > 2**53 - 1:
+        raise json.JSONDecodeError(f"integer {text} is beyond 2^53 (no canonical form)", text, 0)
+    return value
+
+
 class Resolver:
     def __init__(self, root: Path, specs_dir: Path, schemas: dict[str, dict], components: dict[str, Component], diags: Diagnostics):
         self.root = root
@@ -162,18 +174,23 @@ class Resolver:
         candidate = base.joinpath(*pure.parts)
         # Walk component by component so no symlink anywhere on the way is followed.
         probe = base
-        for part in pure.parts:
-            probe = probe / part
-            if probe.is_symlink():
-                self.diags.error("LRC3004", f"file reference '{rel}' goes through a symlink", **where,
-                                 hint="specs may only reference regular files inside specs/")
-                return None
+        try:
+            for part in pure.parts:
+                probe = probe / part
+                if probe.is_symlink():
+                    self.diags.error("LRC3004", f"file reference '{rel}' goes through a symlink", **where,
+                                     hint="specs may only reference regular files inside specs/")
+                    return None
+            exists = candidate.is_file()
+        except (OSError, ValueError) as exc:  # a name too long, a NUL byte: not a readable file reference
+            self.diags.error("LRC3004", f"file reference cannot be used: {getattr(exc, 'strerror', None) or exc}", **where)
+            return None
         try:
             candidate.resolve().relative_to(self.specs_dir.resolve())
         except ValueError:
             self.diags.error("LRC3004", f"file reference '{rel}' resolves outside specs/", **where)
             return None
-        if not candidate.is_file():
+        if not exists:
             self.diags.error("LRC3004", f"referenced file '{rel}' does not exist", **where,
                              hint=f"expected at {candidate.relative_to(self.root).as_posix()}")
             return None
@@ -287,7 +304,7 @@ class Resolver:
         if found:
             relpath, text = found
             try:
-                schema = json.loads(text)
+                schema = json.loads(text, parse_constant=_refuse_constant, parse_int=_safe_int)
             except json.JSONDecodeError as exc:
                 self.diags.error("LRC3005", f"{relpath} is not valid JSON: {exc.msg}", path=relpath, line=exc.lineno, column=exc.colno)
                 schema = None
