@@ -8,6 +8,7 @@ check the methodology policies that can be checked from the specs alone.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -19,6 +20,7 @@ from jsonschema.exceptions import SchemaError
 
 from lrc.compiler.defaults import apply_defaults
 from lrc.compiler.diagnostics import Diagnostics, pointer_of
+from lrc.compiler import load as load_module
 from lrc.compiler.load import SURROGATE, SourceDoc, read_text_file
 from lrc.compiler.refs import did_you_mean, make_ref, parse_ref
 from lrc.runtime.lock.canonical import digest_text
@@ -85,6 +87,14 @@ class Graph:
         if not versions:
             raise KeyError(f"built-in code component {ident} is missing from runtime/")
         return max(versions)
+
+
+def _cache_key(kind: str, value: Any) -> str | None:
+    """Content key for the compile cache (only successes are cached), or None without a cache."""
+    if load_module.CACHE is None:
+        return None
+    text = json.dumps([kind, value], sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _refuse_constant(name: str) -> Any:
@@ -295,7 +305,13 @@ class Resolver:
 
         item_schema = data["dataset"]["item_schema"]
         if self._check_schema(spec, ("dataset", "item_schema"), item_schema):
-            errors = sorted(Draft202012Validator(item_schema).iter_errors(data["sample_item"]), key=lambda e: list(map(str, e.absolute_path)))
+            key = _cache_key("sample-ok", [item_schema, data["sample_item"]])
+            if key is not None and load_module.CACHE.get("schema", key):
+                errors = []
+            else:
+                errors = sorted(Draft202012Validator(item_schema).iter_errors(data["sample_item"]), key=lambda e: list(map(str, e.absolute_path)))
+                if not errors and key is not None:
+                    load_module.CACHE.put("schema", key, True)
             for err in errors:
                 self.diags.error("LRC3007", f"sample_item does not match item_schema: {err.message}",
                                  **spec.at("sample_item", *err.absolute_path))
@@ -360,6 +376,9 @@ class Resolver:
                              hint="add `user_file: prompts/<name>.j2`")
 
     def _check_schema(self, spec: Spec, parts: tuple, schema: Any, relpath: str | None = None) -> bool:
+        key = _cache_key("schema-ok", schema)
+        if key is not None and load_module.CACHE.get("schema", key):
+            return True  # this exact schema passed the metaschema check before
         try:
             Draft202012Validator.check_schema(schema)
         except SchemaError as exc:
@@ -367,6 +386,8 @@ class Resolver:
             self.diags.error("LRC3006", f"not a valid JSON Schema: {exc.message}", **where,
                              notes=(f"in {relpath}",) if relpath else ())
             return False
+        if key is not None:
+            load_module.CACHE.put("schema", key, True)
         return True
 
     def _edition(self, graph: Graph, spec: Spec) -> None:
