@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
+from ruamel.yaml import YAML
 
 from support import REPO
 
@@ -21,3 +24,22 @@ def project_copy(tmp_path: Path) -> Path:
     for name in ("specs", "schemas", "generated"):
         shutil.copytree(REPO / name, tmp_path / name)
     return tmp_path
+
+
+# -- workload test modules: each sets SPEC_DIR (specs/workloads/<id>) and gets these ------------
+
+@pytest.fixture(scope="module")
+def spec(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """The workload spec of the requesting module's SPEC_DIR, as plain data."""
+    return YAML(typ="safe", pure=True).load((request.module.SPEC_DIR / "workload.yaml").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def output_schema(request: pytest.FixtureRequest) -> dict[str, Any]:
+    return json.loads((request.module.SPEC_DIR / "output.schema.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def params(spec: dict[str, Any]) -> dict[str, Any]:
+    """The parameters of the workload's first grading check."""
+    return dict(spec["grading"]["checks"][0]["params"])

@@ -19,7 +19,6 @@ from typing import Any, Callable
 
 import jsonschema
 import pytest
-from ruamel.yaml import YAML
 
 from lrc.runtime import grading as runtime_grading
 from lrc.runtime.workloads import financedb
@@ -42,16 +41,6 @@ GRADING_REF = "execute.month-end.grading.v1"
 
 # ---------------------------------------------------------------------------------------
 # helpers
-
-
-@pytest.fixture(scope="module")
-def spec() -> dict[str, Any]:
-    return YAML(typ="safe", pure=True).load((SPEC_DIR / "workload.yaml").read_text(encoding="utf-8"))
-
-
-@pytest.fixture(scope="module")
-def output_schema() -> dict[str, Any]:
-    return json.loads((SPEC_DIR / "output.schema.json").read_text(encoding="utf-8"))
 
 
 @functools.lru_cache(maxsize=16)

@@ -20,7 +20,6 @@ from typing import Any, Callable
 
 import jsonschema
 import pytest
-from ruamel.yaml import YAML
 
 from lrc.runtime.checks.results import blocking_failures
 from lrc.runtime.workloads.base import Item, Reply, ToolOutcome
@@ -41,21 +40,6 @@ BASELINE_SEEDS = (CANARY_SEED, "seed-1", "seed-2", "seed-3", "seed-4", "seed-5",
 
 # ---------------------------------------------------------------------------------------
 # helpers
-
-
-@pytest.fixture(scope="module")
-def spec() -> dict[str, Any]:
-    return YAML(typ="safe", pure=True).load((SPEC_DIR / "workload.yaml").read_text(encoding="utf-8"))
-
-
-@pytest.fixture(scope="module")
-def output_schema() -> dict[str, Any]:
-    return json.loads((SPEC_DIR / "output.schema.json").read_text(encoding="utf-8"))
-
-
-@pytest.fixture(scope="module")
-def params(spec: dict[str, Any]) -> dict[str, Any]:
-    return dict(spec["grading"]["checks"][0]["params"])
 
 
 @pytest.fixture(scope="module")
