@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,12 +60,90 @@ class SourceDoc:
         return self.keys.get(pointer) or self.locate(pointer)
 
 
+try:  # libyaml through ruamel.yaml.clib (requirements.lock pins it); the pure parser stands in without it
+    from _ruamel_yaml import CParser as _CParser
+except ImportError:  # pragma: no cover - the locked environment has it
+    _CParser = None
+
+_FAST_PATH = True
+"""Private switch: False forces today's pure path everywhere (pure parser, ruamel resolver and
+constructor for every scalar). The equivalence tests compare both."""
+
+_C_UNSAFE = re.compile("[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+                       "|^[%]|^[.][.][.]|[|>][-+0-9]*#", re.M)
+"""Texts the C parser does not see, because libyaml (a YAML 1.1 parser) and ruamel's pure
+YAML 1.2 parser may disagree on them: tabs, CR, NEL/LS/PS line breaks, BOMs, control and
+surrogate characters; directives; document end markers; a block scalar header that a comment
+follows without a space (`|#`, refused by ruamel only). The pure parser takes them, as it
+always did."""
+
+def _c_events(text: str) -> list | None:
+    """The events of `text` from libyaml when they provably equal the pure parser's and the
+    document is clean; None to use the pure parser (which also words every diagnostic).
+
+    Only a clean document is taken from libyaml: one document, no directive, tag, anchor,
+    alias, merge key, empty plain scalar (libyaml marks an implied null where the next token
+    starts, ruamel where the previous one ends), within the depth and node caps. Anything else,
+    including any error libyaml raises, goes back to the pure parser, so the diagnostics are
+    exactly the pure parser's and the spec language does not depend on the C extension.
+    """
+    if _CParser is None or not _FAST_PATH or _C_UNSAFE.search(text):
+        return None
+    out: list = []
+    depth = nodes = documents = 0
+    try:
+        parser = _CParser(text)
+        try:
+            while parser.check_event():
+                event = parser.get_event()
+                out.append(event)
+                cls = type(event)
+                if cls is ev.ScalarEvent:
+                    if event.anchor is not None or event.tag is not None:
+                        return None
+                    if not event.style and (event.value == "" or event.value == "<<"):
+                        return None
+                    nodes += 1
+                elif cls is ev.MappingStartEvent or cls is ev.SequenceStartEvent:
+                    if event.anchor is not None or event.tag is not None:
+                        return None
+                    nodes += 1
+                    depth += 1
+                    if depth > MAX_DEPTH:
+                        return None
+                elif cls is ev.MappingEndEvent or cls is ev.SequenceEndEvent:
+                    depth -= 1
+                elif cls is ev.DocumentStartEvent:
+                    documents += 1
+                    if documents > 1 or getattr(event, "version", None) or getattr(event, "tags", None):
+                        return None
+                elif cls is ev.DocumentEndEvent:
+                    if getattr(event, "explicit", False):
+                        return None
+                elif cls is not ev.StreamStartEvent and cls is not ev.StreamEndEvent:
+                    return None  # aliases, and anything unexpected
+                if nodes > MAX_NODES:
+                    return None
+        finally:
+            parser.dispose()
+    except Exception:  # noqa: BLE001 - any refusal or failure of libyaml: the pure parser decides
+        return None
+    return out
+
+
 def _pre_scan(text: str, path: str, diags: Diagnostics, events: list | None = None) -> bool:
     """Refuse directives, tags, anchors, aliases, merge keys and deep nesting. True if clean.
 
-    Uses the safe pure-Python parser (no comment gathering, which cost more than the rest of
-    the compile) and keeps the events in `events`, so the document is parsed exactly once.
+    A clean document libyaml agrees on is taken from the C parser (`_c_events`); otherwise
+    the safe pure-Python parser (no comment gathering, which cost more than the rest of the
+    compile) checks it and words the diagnostics. The events are kept in `events`, so the
+    document is parsed once (twice only when it is refused or unusual).
     """
+    fast = _c_events(text)
+    if fast is not None:
+        if events is not None:
+            events.extend(fast)
+        return True
     ok = True
     depth = nodes = documents = 0
     expecting_key: list[bool | None] = []  # per open collection: mapping -> next node is a key?; sequence -> None
@@ -127,6 +206,40 @@ def _pre_scan(text: str, path: str, diags: Diagnostics, events: list | None = No
     return ok
 
 
+_DEC_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]{0,17})")
+_DEC_FLOAT = re.compile(r"[-+]?(?:0|[1-9][0-9]{0,17})[.][0-9]{1,17}")
+_PLAIN_WORDS = ("true", "True", "TRUE", "false", "False", "FALSE", "null", "Null", "NULL", "~")
+_PLAIN_RULES: tuple[frozenset, dict[str, Any]] | None = None
+
+
+def _plain_rules() -> tuple[frozenset, dict[str, Any]] | None:
+    """(first characters of ruamel's implicit YAML 1.2 rules, typed words), or None (no fast path).
+
+    Both are read from the resolver and constructor a build would use, never restated: a plain
+    scalar whose first character starts no implicit rule resolves to the default tag, a str;
+    the words are typed by the slow path once. Decimal integers (`-?(0|[1-9]d*)`, at most 18
+    digits) and decimals (`d.d`) resolve to int and float there too, whose constructors come
+    down to `int(text)` and `sign * float(text)` for them; anything else takes the slow path.
+    """
+    global _PLAIN_RULES
+    if _PLAIN_RULES is None:
+        yaml = YAML(typ="safe", pure=True)
+        resolver = yaml.resolver
+        table = resolver.versioned_resolver
+        tags = {ch: [str(tag) for tag, _ in rules] for ch, rules in table.items()}
+        if (resolver.processing_version != (1, 2) or None in table or any(ch is None or len(ch) > 1 for ch in table if ch)
+                or any(tags.get(d) != ["tag:yaml.org,2002:float", "tag:yaml.org,2002:int", "tag:yaml.org,2002:timestamp"]
+                       for d in "0123456789")
+                or any(tags.get(c) != ["tag:yaml.org,2002:float", "tag:yaml.org,2002:int"] for c in "-+")):
+            _PLAIN_RULES = (frozenset(), {})  # an unexpected ruamel: the marker below disables the fast path
+            return None
+        builder = _Builder.__new__(_Builder)
+        builder._yaml = yaml
+        words = {w: builder._construct_slow(ev.ScalarEvent(None, None, (True, False), w)) for w in _PLAIN_WORDS}
+        _PLAIN_RULES = (frozenset(ch for ch in table if ch), words)
+    return _PLAIN_RULES if _PLAIN_RULES[0] else None
+
+
 class _Builder:
     """Turns the checked event stream into plain data and pointer -> position maps.
 
@@ -140,7 +253,15 @@ class _Builder:
         self.diags = diags
         self.values: dict[str, tuple[int, int]] = {}
         self.keys: dict[str, tuple[int, int]] = {}
-        self.yaml = YAML(typ="safe", pure=True)
+        self._yaml: YAML | None = None
+        self._plain = _plain_rules() if _FAST_PATH else None
+
+    @property
+    def yaml(self) -> YAML:
+        """A fresh safe loader of this build's own, made when a scalar first needs it."""
+        if self._yaml is None:
+            self._yaml = YAML(typ="safe", pure=True)
+        return self._yaml
 
     def _surrogate(self, pointer: str, pos: tuple[int, int]) -> None:
         self.diags.error("LRC1007", "string holds a lone surrogate escape (e.g. \\ud800), which is not a Unicode character",
@@ -148,6 +269,24 @@ class _Builder:
                          hint="write the character itself, or escape a code point above U+FFFF as \\U0001F600")
 
     def _construct(self, event: ev.ScalarEvent) -> Any:
+        plain = self._plain
+        if plain is not None and event.tag is None:
+            value = event.value
+            if not event.implicit[0]:  # quoted or block scalar: the resolver's default tag, a str
+                return value
+            if value:
+                first, words = plain
+                if value[0] not in first:  # no implicit rule starts with this character: a str
+                    return value
+                if value in words:
+                    return words[value]
+                if _DEC_INT.fullmatch(value):
+                    return int(value)
+                if _DEC_FLOAT.fullmatch(value):
+                    return float(value)
+        return self._construct_slow(event)
+
+    def _construct_slow(self, event: ev.ScalarEvent) -> Any:
         tag = self.yaml.resolver.resolve(ScalarNode, event.value, event.implicit)
         node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
         try:
@@ -245,22 +384,11 @@ CACHE: Any = None
 
 
 def load_text(text: str, path: str, abspath: Path, diags: Diagnostics) -> SourceDoc | None:
-    """Load YAML text that has already passed size and encoding checks (one parse, fresh parser)."""
-    key = None
-    if CACHE is not None:
-        from lrc.compiler.cache import key_of
+    """Load YAML text that has already passed size and encoding checks (one parse, fresh parser).
 
-        key = key_of(text.encode("utf-8"))
-        hit = CACHE.get("yaml", key)
-        if hit is not None:
-            return SourceDoc(path=path, abspath=abspath, text=text, data=hit["data"],
-                             values={k: tuple(v) for k, v in hit["values"].items()},
-                             keys={k: tuple(v) for k, v in hit["keys"].items()})
-    before = len(diags.items)
-    doc = _load_text(text, path, abspath, diags)
-    if doc is not None and key is not None and len(diags.items) == before:
-        CACHE.put("yaml", key, {"data": doc.data, "values": doc.values, "keys": doc.keys})
-    return doc
+    Not cached here: the compile cache remembers whole specs (compiler/units.py), keyed by
+    their bytes and the bytes of every file they reference."""
+    return _load_text(text, path, abspath, diags)
 
 
 def _load_text(text: str, path: str, abspath: Path, diags: Diagnostics) -> SourceDoc | None:
@@ -277,17 +405,43 @@ def _load_text(text: str, path: str, abspath: Path, diags: Diagnostics) -> Sourc
     return SourceDoc(path=path, abspath=abspath, text=text, data=data, values=builder.values, keys=builder.keys)
 
 
-def read_text_file(abspath: Path, path: str, diags: Diagnostics, limit: int = MAX_FILE_BYTES) -> str | None:
-    """Read a UTF-8 file with a size cap; LF-normalized."""
+def read_bytes(path: Path | str, limit: int) -> bytes:
+    """Up to `limit + 1` bytes of a file (one more than allowed shows it is too large), with
+    the fewest system calls: open, fstat, read. Raises OSError."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     try:
-        size = abspath.stat().st_size
-        if size > limit:
+        want = min(os.fstat(fd).st_size, limit) + 1
+        data = os.read(fd, want)
+        if len(data) < want:
+            return data  # the whole file: read stopped at its end
+        parts, total = [data], len(data)
+        while total <= limit:  # it grew since fstat, or reported no size: read on to the cap
+            more = os.read(fd, limit + 1 - total)
+            if not more:
+                break
+            parts.append(more)
+            total += len(more)
+        return b"".join(parts)
+    finally:
+        os.close(fd)
+
+
+def read_capped(abspath: Path | str, path: str, diags: Diagnostics, limit: int = MAX_FILE_BYTES) -> bytes | None:
+    """The bytes of a file, refused (with a diagnostic) beyond `limit` or when unreadable."""
+    try:
+        raw = read_bytes(abspath, limit)
+        if len(raw) > limit:
+            size = os.stat(abspath).st_size
             diags.error("LRC1006", f"file is {size} bytes; the cap is {limit}", path=path)
             return None
-        raw = abspath.read_bytes()
+        return raw
     except OSError as exc:
         diags.error("LRC3004", f"cannot read file: {exc.strerror}", path=path)
         return None
+
+
+def decode_text(raw: bytes, path: str, diags: Diagnostics) -> str | None:
+    """UTF-8 text without a BOM, LF-normalized: the one text form every stage sees."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -298,8 +452,15 @@ def read_text_file(abspath: Path, path: str, diags: Diagnostics, limit: int = MA
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def load_file(abspath: Path, path: str, diags: Diagnostics) -> SourceDoc | None:
-    text = read_text_file(abspath, path, diags)
+def read_text_file(abspath: Path, path: str, diags: Diagnostics, limit: int = MAX_FILE_BYTES) -> str | None:
+    """Read a UTF-8 file with a size cap; LF-normalized."""
+    raw = read_capped(abspath, path, diags, limit)
+    return None if raw is None else decode_text(raw, path, diags)
+
+
+def load_bytes(raw: bytes, path: str, abspath: Path, diags: Diagnostics) -> SourceDoc | None:
+    """A spec file's bytes -> its document (None, with diagnostics, if it cannot be one)."""
+    text = decode_text(raw, path, diags)
     if text is None:
         return None
     doc = load_text(text, path, abspath, diags)
@@ -307,3 +468,8 @@ def load_file(abspath: Path, path: str, diags: Diagnostics) -> SourceDoc | None:
         diags.warning("LRC1009", "spec file does not start with the yaml-language-server schema modeline",
                       path=path, line=1, column=1, hint=f"add `{MODELINE}<relative path to its schema>` as the first line")
     return doc
+
+
+def load_file(abspath: Path, path: str, diags: Diagnostics) -> SourceDoc | None:
+    raw = read_capped(abspath, path, diags)
+    return None if raw is None else load_bytes(raw, path, abspath, diags)

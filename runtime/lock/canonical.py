@@ -24,12 +24,17 @@ class CanonicalError(ValueError):
 
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[-0-9][-+.0-9eE]*')
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_SHORT_INT = re.compile(r"[0-9][.eE]|[0-9]{16}")
+"""Outside string literals (where digits occur only in number tokens), a float (`repr` always
+writes a `.` or an exponent after a digit) or an integer of 16 digits or more: the tokens
+that need the exact per-token check. Without one, every number token is `-?d{1,15}`."""
 _SAFE_INT = re.compile(r"-?(?:0|[1-9][0-9]{0,15})")
 _NON_BMP = re.compile("[\U00010000-\U0010ffff]")
 _MAX_SAFE = 2**53 - 1
 
 
-def _fast(value: Any) -> bytes | None:
+def _fast(value: Any, integers_only: bool = False) -> bytes | None:
     """Sorted, compact `json.dumps` when it provably equals RFC 8785, else None.
 
     The two differ only in number formatting (floats, integers beyond 2^53, which JCS
@@ -38,6 +43,10 @@ def _fast(value: Any) -> bytes | None:
     holds no non-BMP character and every number token is a safe integer, the bytes are JCS,
     produced by the C encoder instead of rfc8785's pure-Python one (which dominated compile
     time on large plans).
+
+    `integers_only`: the caller guarantees that every number in `value` is an int of
+    magnitude below 2^53 (a serialized syntax tree: floats and larger ints are strings there),
+    so the number check is skipped; the non-BMP and encoding checks still apply.
     """
     try:
         text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
@@ -46,6 +55,8 @@ def _fast(value: Any) -> bytes | None:
         return None
     if _NON_BMP.search(text):
         return None
+    if integers_only or not _NOT_SHORT_INT.search(_STRING.sub("", text)):
+        return data  # every number token is -?d{1,15}: a safe integer (json.dumps writes no leading zeros)
     for match in _TOKEN.finditer(text):
         token = match.group()
         if token[0] != '"' and (not _SAFE_INT.fullmatch(token) or abs(int(token)) > _MAX_SAFE):
@@ -53,9 +64,11 @@ def _fast(value: Any) -> bytes | None:
     return data
 
 
-def canonical_bytes(value: Any) -> bytes:
-    """The JCS bytes of `value`; raises CanonicalError for values JCS refuses."""
-    fast = _fast(value)
+def canonical_bytes(value: Any, *, integers_only: bool = False) -> bytes:
+    """The JCS bytes of `value`; raises CanonicalError for values JCS refuses.
+
+    `integers_only` is a promise about `value` (see `_fast`) that saves scanning its text."""
+    fast = _fast(value, integers_only)
     if fast is not None:
         return fast
     try:
@@ -64,11 +77,11 @@ def canonical_bytes(value: Any) -> bytes:
         raise CanonicalError(str(exc)) from exc
 
 
-def digest(kind: str, value: Any) -> str:
+def digest(kind: str, value: Any, *, integers_only: bool = False) -> str:
     """`sha256:<hex>` of the canonical form of `value`, separated by `kind`."""
     h = hashlib.sha256()
     h.update(f"lrc:{kind}:v1\0".encode())
-    h.update(canonical_bytes(value))
+    h.update(canonical_bytes(value, integers_only=integers_only))
     return "sha256:" + h.hexdigest()
 
 

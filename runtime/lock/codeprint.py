@@ -17,7 +17,9 @@ fingerprint runtime code without loading it.
 from __future__ import annotations
 
 import ast
+import gc
 import hashlib
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -108,12 +110,74 @@ def _memo(what: str, path: Path, compute):
     return _MEMO[key]
 
 
+@contextmanager
+def _no_gc():
+    """Cyclic GC paused while syntax trees are built and walked: they hold no cycles, so
+    reference counting frees them all the same, and the collector's passes over the many new
+    nodes (and every other live object) cost more than the parse itself."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _parse(path: Path) -> ast.Module:
     try:
-        return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        with _no_gc():
+            return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     except (SyntaxError, UnicodeDecodeError, ValueError) as exc:
         line = getattr(exc, "lineno", None) or 1
         raise CodeprintError(path, line, f"cannot parse: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class _Facts:
+    """What the fingerprinting reads from one module, taken from a single parse."""
+
+    declarations: tuple  # (name, valid value or None, statement line, value line, value column), in order
+    imports: tuple  # (module or None, level, names): Import has module None, in `ast.walk` order
+    digest: str | None  # file digest of the normalized tree
+    error: Exception | None  # raised by `file_digest` instead, if computing the digest failed
+
+
+def _facts(path: Path) -> _Facts:
+    """Parse once and keep only the facts: the tree (hundreds of thousands of nodes over the
+    runtime) never outlives this call, so the cyclic GC never walks it, during the compile or at
+    exit, and no second parse is needed for discovery, imports or the digest."""
+    return _memo("facts", path, lambda: _read_facts(path))
+
+
+def _read_facts(path: Path) -> _Facts:
+    with _no_gc():
+        tree = _parse(path)
+        declarations = []
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                name = node.targets[0].id
+                value = node.value
+                if name == "COMPONENT_ID":
+                    ok = isinstance(value, ast.Constant) and isinstance(value.value, str)
+                elif name == "COMPONENT_VERSION":
+                    ok = isinstance(value, ast.Constant) and type(value.value) is int and value.value >= 1
+                else:
+                    continue
+                declarations.append((name, value.value if ok else None, node.lineno, value.lineno, value.col_offset + 1))
+        imports = tuple((node.module if isinstance(node, ast.ImportFrom) else None,
+                         node.level if isinstance(node, ast.ImportFrom) else 0,
+                         tuple(alias.name for alias in node.names),
+                         isinstance(node, ast.ImportFrom)) for node in _import_nodes(tree))
+        value = error = None
+        try:
+            # Numbers in a serialized tree are ints below 2^53 and bools (floats and larger ints
+            # are written as their repr), so the canonical form needs no number scan.
+            value = digest("code-ast", _serialize_stripped(tree), integers_only=True)
+        except Exception as exc:  # noqa: BLE001 - raised where the digest is asked for, as before
+            error = exc
+        del tree
+    return _Facts(tuple(declarations), imports, value, error)
 
 
 def discover(root: Path | None = None) -> dict[str, Component]:
@@ -134,20 +198,17 @@ def discover(root: Path | None = None) -> dict[str, Component]:
                 raise CodeprintError(path, line, f"component {comp.ref} is declared twice ({found[comp.ref].path.name})")
             found[comp.ref] = comp
             continue
-        tree = _parse(path)
         ident = version = None
         vpos = (0, 0)
-        for node in tree.body:
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                name = node.targets[0].id
-                value = node.value
-                if name == "COMPONENT_ID" and isinstance(value, ast.Constant) and isinstance(value.value, str):
-                    ident = value.value
-                elif name == "COMPONENT_VERSION":
-                    if not (isinstance(value, ast.Constant) and type(value.value) is int and value.value >= 1):
-                        raise CodeprintError(path, node.lineno, "COMPONENT_VERSION must be a positive integer literal")
-                    version = value.value
-                    vpos = (value.lineno, value.col_offset + 1)
+        for name, value, line, vline, vcol in _facts(path).declarations:
+            if name == "COMPONENT_ID":
+                if value is not None:
+                    ident = value
+            else:
+                if value is None:
+                    raise CodeprintError(path, line, "COMPONENT_VERSION must be a positive integer literal")
+                version = value
+                vpos = (vline, vcol)
         if ident is None and version is None:
             continue
         if ident is None or version is None:
@@ -162,6 +223,7 @@ def discover(root: Path | None = None) -> dict[str, Component]:
 
 
 def _strip_docstrings(tree: ast.AST) -> None:
+    """Reference form of the docstring rule (`_digest_tree` applies it without mutating)."""
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             body = node.body
@@ -170,7 +232,9 @@ def _strip_docstrings(tree: ast.AST) -> None:
 
 
 def _serialize(node: Any) -> Any:
-    """A JSON-able form of an AST that skips empty fields (stable across 3.11-3.13)."""
+    """A JSON-able form of an AST that skips empty fields (stable across 3.11-3.13).
+
+    Reference form: `_serialize_stripped` produces the same value in one pass."""
     if isinstance(node, ast.AST):
         out: dict[str, Any] = {"_": type(node).__name__}
         for field in node._fields:
@@ -193,9 +257,96 @@ def _serialize(node: Any) -> Any:
 def _blank_version(tree: ast.Module) -> None:
     """The version number is not behaviour: a bump alone must not change the fingerprint."""
     for node in tree.body:
-        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                and node.targets[0].id == "COMPONENT_VERSION"):
+        if _is_version_assign(node):
             node.value = ast.Constant(value=None)
+
+
+def _is_version_assign(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == "COMPONENT_VERSION")
+
+
+_DOC_OWNERS = frozenset({ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef})
+_PASS = {"_": "Pass"}
+_BLANK = {"_": "Constant"}
+_SERIALIZERS: dict[type, Any] = {}
+"""Per node class, a function made by `_serializer_for` that does what `_serialize` does for
+one node of that class (with `_strip_docstrings` applied to the bodies of docstring owners):
+the field loop unrolled, since this walk over every node of the runtime was the largest cost
+of a cold compile."""
+
+
+def _without_docstring(body: list) -> list:
+    if body:
+        first = body[0]
+        if first.__class__ is ast.Expr and first.value.__class__ is ast.Constant and isinstance(first.value.value, str):
+            return body[1:] or [ast.Pass()]
+    return body
+
+
+def _leaf(value: Any) -> Any:
+    """`_serialize` of a field value that is not a str, list or syntax node of a known class."""
+    if isinstance(value, ast.AST):
+        return _serialize_node(value)
+    if isinstance(value, list):
+        return [_leaf(v) for v in value]
+    if isinstance(value, (bytes, complex, float)):
+        return repr(value)
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**53:
+        return repr(value)
+    if value is Ellipsis:
+        return "..."
+    return value
+
+
+def _serialize_node(node: ast.AST) -> dict:
+    fn = _SERIALIZERS.get(node.__class__)
+    if fn is None:
+        fn = _serializer_for(node.__class__)
+    return fn(node)
+
+
+def _serializer_for(cls: type) -> Any:
+    # Each field: None is skipped; a str is kept; a list is skipped when empty, else each item is
+    # serialized (a node of a known class directly, anything else by `_leaf`, which is
+    # `_serialize`); a node is serialized; anything else goes through `_leaf` (`value == []`
+    # is kept from `_serialize`, which skipped it).
+    items = "[T[x.__class__](x) if x.__class__ in T else L(x) for x in v]"
+    lines = ["def serialize(node):", f"    out = {{'_': {cls.__name__!r}}}"]
+    for name in cls._fields:
+        key = repr(name)
+        lines += [f"    v = getattr(node, {key}, None)",
+                  "    if v is not None:",
+                  "        c = v.__class__",
+                  f"        if c is str: out[{key}] = v",
+                  "        elif c is list:",
+                  "            if v:"]
+        if name == "body" and cls in _DOC_OWNERS:  # `_strip_docstrings`: drop a leading string statement
+            lines += ["                f = v[0]",
+                      "                if f.__class__ is Expr and f.value.__class__ is Constant and isinstance(f.value.value, str):",
+                      "                    v = v[1:]",
+                      f"                out[{key}] = {items} if v else [PASS]"]
+        else:
+            lines += [f"                out[{key}] = {items}"]
+        lines += [f"        elif c in T: out[{key}] = T[c](v)",
+                  "        elif v == []: pass",
+                  f"        else: out[{key}] = L(v)"]
+    lines.append("    return out")
+    namespace = {"T": _SERIALIZERS, "L": _leaf, "PASS": _PASS, "Expr": ast.Expr, "Constant": ast.Constant}
+    exec(compile("\n".join(lines), f"<codeprint serializer {cls.__name__}>", "exec"), namespace)  # noqa: S102 - our own text
+    _SERIALIZERS[cls] = namespace["serialize"]
+    return namespace["serialize"]
+
+
+def _serialize_stripped(tree: ast.Module) -> Any:
+    """`_serialize` of the tree after `_strip_docstrings` and `_blank_version`, in one pass and
+    without touching the tree."""
+    out = _serialize_node(tree)
+    body = _without_docstring(tree.body)
+    if any(_is_version_assign(node) for node in body):
+        out["body"] = [dict(_serialize_node(node), value=_BLANK) if _is_version_assign(node) else _serialize_node(node)
+                       for node in body]
+    return out
 
 
 SOURCE_DIGESTS: dict[str, Any] | None = None
@@ -212,10 +363,10 @@ def file_digest(path: Path) -> str:
         key = hashlib.sha256(raw).hexdigest() if SOURCE_DIGESTS is not None else None
         if key is not None and key in SOURCE_DIGESTS:
             return SOURCE_DIGESTS[key]
-        tree = _parse(path)
-        _strip_docstrings(tree)
-        _blank_version(tree)
-        value = digest("code-ast", _serialize(tree))
+        facts = _facts(path)
+        if facts.error is not None:
+            raise facts.error
+        value = facts.digest
         if key is not None:
             SOURCE_DIGESTS[key] = value
         return value
@@ -235,23 +386,47 @@ def _imports(path: Path, module: str) -> Iterable[str]:
     return _memo("imports", path, compute)
 
 
+_STMT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
+"""Fields that hold statements (or except handlers and match cases, whose bodies do): import
+statements can only sit below them, never inside an expression."""
+
+
+def _import_nodes(tree: ast.Module) -> list:
+    """The Import/ImportFrom nodes of `tree` in `ast.walk` order (breadth first, children in
+    field order), found by visiting statements only: breadth-first order is depth, then
+    preorder, and the preorder of a subset keeps its relative order."""
+    found: list[tuple[int, ast.AST]] = []
+    kinds = (ast.Import, ast.ImportFrom)
+
+    def visit(node: ast.AST, depth: int) -> None:
+        for name in node._fields:
+            if name in _STMT_LISTS:
+                for child in getattr(node, name, None) or ():
+                    if isinstance(child, kinds):
+                        found.append((depth + 1, child))
+                    visit(child, depth + 1)
+
+    visit(tree, 0)
+    found.sort(key=lambda item: item[0])  # stable: preorder within a depth
+    return [node for _, node in found]
+
+
 def _scan_imports(path: Path, module: str) -> Iterable[str]:
-    tree = _parse(path)
+    facts = _facts(path)
     package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                yield alias.name
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
+    for node_module, level, names, is_from in facts.imports:
+        if not is_from:
+            yield from names
+        else:
+            if level:
                 base_parts = package.split(".")
-                base_parts = base_parts[: len(base_parts) - (node.level - 1)]
-                base = ".".join(base_parts + ([node.module] if node.module else []))
+                base_parts = base_parts[: len(base_parts) - (level - 1)]
+                base = ".".join(base_parts + ([node_module] if node_module else []))
             else:
-                base = node.module or ""
+                base = node_module or ""
             yield base
-            for alias in node.names:
-                yield f"{base}.{alias.name}"
+            for name in names:
+                yield f"{base}.{name}"
 
 
 def closure(module: str, root: Path | None = None) -> list[Path]:
