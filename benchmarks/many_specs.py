@@ -17,12 +17,13 @@ lm_eval_index.py when /tmp/lmeval-venv exists).
 
 Also printed: the big tree's first compile (which records COUNT new ledger entries and
 snapshots), one run. Where the time goes: a smaller tree (base + --profile-count workloads,
-default 100) is compiled in-process under cProfile, its time split by pipeline stage (load,
-validate, resolve, render, gate, emit) by wrapping the stage functions `compiler/pipeline.py`
-calls, each stage with its own profiler, with the heaviest functions of each stage; then a
-second in-process compile of it (cache warm, if lrc keeps one) is split by stage without a
-profiler. The default run takes about 3 minutes at today's compile speed (it shrinks as lrc
-gets faster); lm-eval is measured by lm_eval_index.py (see there for its virtualenv).
+default 100) is compiled in-process under cProfile, its time split by stage (cache: reading
+the compile cache and checking each spec's unit against the bytes on disk; load, validate,
+resolve, render, gate, emit) by wrapping the stage functions `compiler/pipeline.py` calls,
+each stage with its own profiler, with the heaviest functions of each stage; then a second
+in-process compile of it (cache warm) is split by stage without a profiler. The default run
+takes about 2 minutes, most of it the cold compiles; lm-eval is measured by
+lm_eval_index.py (see there for its virtualenv).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchlib import CACHE_DIR, LRC, copy_project, derive_workloads, fmt_runs, forget_code_versions, median_of, settle, timed  # noqa: E402
 
 GOAL_MS = 0.23
-STAGES = ("load", "validate", "resolve", "render", "gate", "emit")
+STAGES = ("cache", "load", "validate", "resolve", "render", "gate", "emit")
 
 
 def has_cache(project: Path) -> bool:
@@ -117,9 +118,17 @@ class StageClock:
         from lrc.runtime.lock import codeprint
         from lrc.runtime.lock import format as lockformat
 
+        from lrc.compiler import cache as cache_mod
+        from lrc.compiler import load as load_mod
+        from lrc.compiler import units
+
         p = self.patch
-        p("load", pipeline, "spec_files", "pipeline.spec_files")
-        p("load", pipeline, "load_file", "pipeline.load_file")
+        p("cache", cache_mod.Cache, "__init__", "Cache()")
+        p("cache", units.Memo, "lookup", "Memo.lookup")
+        p("cache", cache_mod.Cache, "save", "Cache.save")
+        p("load", pipeline, "scan", "pipeline.scan")
+        p("load", pipeline, "read_capped", "pipeline.read_capped")
+        p("load", load_mod, "load_bytes", "load.load_bytes")
         p("validate", validate.SchemaSet, "load", "SchemaSet.load", kind="classmethod")
         p("validate", pipeline, "validate", "pipeline.validate")
         p("resolve", pipeline, "discover_components", "pipeline.discover_components")
@@ -127,7 +136,7 @@ class StageClock:
         p("resolve", resolve_mod.Resolver, "resolve", "Resolver.resolve")
         p("render", pipeline, "render_workload", "pipeline.render_workload")
         p("gate", codeprint, "fingerprint", "codeprint.fingerprint")
-        p("gate", pipeline, "spec_digest", "pipeline.spec_digest")
+        p("gate", resolve_mod, "digest_value", "resolve.digest_value (spec digests)")
         p("gate", versioning.Ledger, "read", "Ledger.read", kind="classmethod")
         p("gate", pipeline, "check_taxonomy", "pipeline.check_taxonomy")
         p("gate", policy, "check_split_history", "policy.check_split_history")

@@ -1,17 +1,34 @@
 """A content-addressed speed-up cache for `lrc compile`, in the project's .lrc-cache/.
 
-Keys are sha256 of the exact input bytes (a spec's text, a module's source), namespaced by
-the lrc release and the Python minor version, so an entry can only ever describe the bytes
-it was made from: a stale result is impossible, and deleting the folder is always safe. Only
-clean results are cached (a spec load that produced no diagnostic). The runtime never reads
-it: `lrc execute` recomputes every fingerprint it verifies.
+What it holds (compiler/units.py explains the per-spec memo): for each spec file, what its
+own stages (load, validate, defaults, file inlining, render, digest) made of its exact bytes
+and the exact bytes of every file it references; and small content-keyed facts (a JSON
+Schema passed its metaschema check; a module's source digest). Every entry is checked
+against the bytes on disk before it is used, so an edit is always seen.
+
+Three rules keep it honest:
+- *Namespaced by the toolchain*: a digest of the compiler's own source, the lrc release, the
+  Python version and the versions of the libraries whose behaviour results depend on
+  (jsonschema, referencing, jinja2, ruamel.yaml). Change any of them and the cache is cold.
+- *Sealed*: every cache file carries an HMAC under a per-user key kept outside the project
+  (~/.cache/lrc/cache.key). Specs arrive in pull requests; a `.lrc-cache/` committed into
+  one, mapping a bad spec to a clean result, would otherwise make `lrc compile --check`
+  pass it. A file whose seal does not verify is a cold cache, never an error.
+- *Disposable*: deleting the folder is always safe; a damaged or unreadable cache is a cold
+  cache; a read-only checkout compiles the same, only slower. `--check` reads, never writes.
+
+The runtime never reads it: `lrc execute` recomputes every fingerprint it verifies.
 """
 
 from __future__ import annotations
 
+import gc
 import hashlib
-import json
+import hmac
+import marshal
 import os
+import secrets
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -20,26 +37,153 @@ from typing import Any
 from lrc.runtime.lock.format import LRC_VERSION
 
 FOLDER = ".lrc-cache"
+INDEX = "index.bin"
+SEAL = 32  # bytes of HMAC-SHA256 in front of every cache file
+LIBRARIES = ("jsonschema", "referencing", "jinja2", "ruamel.yaml", "ruamel.yaml.clib", "rfc8785")
+"""Distributions whose behaviour a cached result depends on (validation, templates, YAML)."""
 
 
 def key_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _key_file() -> Path:
+    explicit = os.environ.get("LRC_CACHE_KEY_FILE")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "lrc" / "cache.key"
+
+
+def _secret() -> bytes | None:
+    """The per-user sealing key, created on first use (0600); None if it cannot be had."""
+    path = _key_file()
+    try:
+        data = path.read_bytes()
+        if len(data) >= 32:
+            return data
+    except OSError:
+        pass
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(secrets.token_bytes(32))
+    except FileExistsError:
+        pass  # another process made it first: read theirs
+    except OSError:
+        return None
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return data if len(data) >= 32 else None
+
+
+def _library_versions() -> list[str]:
+    """`name-version` of each library in LIBRARIES, read from the dist-info folder names next
+    to the imported packages (one directory listing, no importlib.metadata scan)."""
+    found: list[str] = []
+    wanted = {name.replace(".", "_").replace("-", "_").lower() for name in LIBRARIES}
+    folders: set[str] = set()
+    for module in ("jsonschema", "jinja2", "ruamel.yaml"):
+        mod = sys.modules.get(module)
+        origin = getattr(mod, "__file__", None)
+        if origin:
+            folders.add(str(Path(origin).resolve().parent.parent if module != "ruamel.yaml" else Path(origin).resolve().parent.parent.parent))
+    for folder in sorted(folders):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            if name.endswith(".dist-info"):
+                dist = name[: -len(".dist-info")]
+                project = dist.rsplit("-", 1)[0].replace(".", "_").replace("-", "_").lower()
+                if project in wanted:
+                    found.append(dist)
+    return sorted(set(found))
+
+
+def toolchain_digest() -> str:
+    """What every cached result depends on besides its inputs: lrc's compiler and lock code,
+    the lrc release, the Python version and the libraries' versions."""
+    import jinja2  # noqa: F401 - imported so their dist-info folders are found, whatever ran before
+    import jsonschema  # noqa: F401
+    import ruamel.yaml  # noqa: F401
+
+    import lrc.compiler
+    import lrc.runtime.lock
+
+    h = hashlib.sha256()
+    h.update(f"lrc {LRC_VERSION}\0python {sys.version_info[0]}.{sys.version_info[1]}\0{sys.implementation.cache_tag}\0".encode())
+    for dist in _library_versions():
+        h.update(dist.encode() + b"\0")
+    for package in (lrc.compiler, lrc.runtime.lock):
+        folder = Path(package.__file__).parent
+        for path in sorted(folder.glob("*.py")):
+            h.update(path.name.encode() + b"\0")
+            h.update(path.read_bytes())
+            h.update(b"\0")
+    return h.hexdigest()
+
+
 class Cache:
+    """The sealed cache of one project: a marshal'd index of namespaces plus blob files.
+
+    Namespaces are dicts filled in place (`namespace`, `get`, `put`); blobs are larger
+    values written to their own files and read only when asked for (`put_blob`,
+    `get_blob`)."""
+
     def __init__(self, root: Path, enabled: bool = True):
-        self.path = root / FOLDER / f"compile-lrc{LRC_VERSION}-py{sys.version_info[0]}.{sys.version_info[1]}.json"
+        self.folder = root / FOLDER
         self.enabled = enabled and not os.environ.get("LRC_NO_CACHE")
         self.data: dict[str, dict[str, Any]] = {}
         self.dirty = False
-        if self.enabled and self.path.is_file():
+        self._secret: bytes | None = None
+        self._pending_blobs: dict[str, bytes] = {}
+        self.toolchain = ""
+        self.live_blobs: set[str] | None = None  # when set, save() deletes every other blob
+        if not self.enabled:
+            return
+        self._secret = _secret()
+        if self._secret is None:
+            self.enabled = False
+            return
+        self.toolchain = toolchain_digest()
+        self.path = self.folder / self.toolchain[:24] / INDEX
+        raw = self._read_sealed(self.path)
+        if raw is not None:
+            enabled_gc = gc.isenabled()
+            gc.disable()  # a large graph of fresh containers makes the collector run for nothing
             try:
-                loaded = json.loads(self.path.read_text(encoding="utf-8"))
-                if isinstance(loaded, dict):
-                    self.data = loaded
-            except (OSError, ValueError):
-                self.data = {}  # a damaged cache is just a cold cache
+                loaded = marshal.loads(raw)
+            except (EOFError, ValueError, TypeError):
+                loaded = None
+            finally:
+                if enabled_gc:
+                    gc.enable()
+            if isinstance(loaded, dict) and all(isinstance(v, dict) for v in loaded.values()):
+                self.data = loaded
 
+    # -- sealing ---------------------------------------------------------------------------
+    def _seal(self, payload: bytes) -> bytes:
+        assert self._secret is not None
+        return hmac.new(self._secret, payload, hashlib.sha256).digest() + payload
+
+    def _read_sealed(self, path: Path) -> bytes | None:
+        try:
+            blob = path.read_bytes()
+        except OSError:
+            return None
+        tag, payload = blob[:SEAL], blob[SEAL:]
+        if len(tag) != SEAL or self._secret is None:
+            return None
+        if not hmac.compare_digest(tag, hmac.new(self._secret, payload, hashlib.sha256).digest()):
+            return None  # not written by this user's lrc: ignore it
+        return payload
+
+    # -- namespaces ------------------------------------------------------------------------
     def namespace(self, name: str) -> dict[str, Any]:
         return self.data.setdefault(name, {})
 
@@ -51,15 +195,73 @@ class Cache:
             self.namespace(name)[key] = value
             self.dirty = True
 
+    # -- blobs -----------------------------------------------------------------------------
+    def _blob_path(self, key: str) -> Path:
+        return self.folder / self.toolchain[:24] / "blobs" / key[:2] / f"{key}.bin"
+
+    def put_blob(self, value: Any) -> str:
+        """Keep `value` (plain data) in a blob of its own; return its key."""
+        payload = marshal.dumps(value)
+        key = key_of(payload)
+        if self.enabled:
+            self._pending_blobs[key] = payload
+            self.dirty = True
+        return key
+
+    def get_blob(self, key: str) -> Any | None:
+        if not self.enabled:
+            return None
+        pending = self._pending_blobs.get(key)
+        payload = pending if pending is not None else self._read_sealed(self._blob_path(key))
+        if payload is None or key_of(payload) != key:
+            return None
+        try:
+            return marshal.loads(payload)
+        except (EOFError, ValueError, TypeError):
+            return None
+
+    # -- saving ----------------------------------------------------------------------------
     def save(self) -> None:
         if not (self.enabled and self.dirty):
             return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            (self.path.parent / ".gitignore").write_text("*\n")
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(self.data, fh, separators=(",", ":"))
-            os.replace(tmp, self.path)
+            self.folder.mkdir(parents=True, exist_ok=True)
+            (self.folder / ".gitignore").write_text("*\n")
+            for other in self.folder.iterdir():  # results of another toolchain never serve again
+                if other.is_dir() and other.name != self.toolchain[:24]:
+                    shutil.rmtree(other, ignore_errors=True)
+                elif other.is_file() and other.name != ".gitignore":
+                    other.unlink()
+            for key, payload in sorted(self._pending_blobs.items()):
+                path = self._blob_path(key)
+                if not path.exists():
+                    _write_atomic(path, self._seal(payload))
+            self._pending_blobs.clear()
+            if self.live_blobs is not None:
+                self._prune_blobs(self.live_blobs)
+            _write_atomic(self.path, self._seal(marshal.dumps(self.data)))
         except OSError:
             pass  # a read-only checkout compiles just as well, only slower
+
+
+    def _prune_blobs(self, live: set[str]) -> None:
+        base = self.folder / self.toolchain[:24] / "blobs"
+        if not base.is_dir():
+            return
+        for shard in base.iterdir():
+            for blob in shard.iterdir() if shard.is_dir() else ():
+                if blob.name.removesuffix(".bin") not in live:
+                    blob.unlink(missing_ok=True)
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

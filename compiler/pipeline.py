@@ -6,19 +6,26 @@ written. The result carries the in-memory outputs so tests and `--check` can com
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from lrc.compiler import emit
-from lrc.compiler.diagnostics import Diagnostics
-from lrc.compiler.load import SourceDoc, load_file
+from lrc.compiler import load as load_module
+from lrc.compiler.cache import Cache
+from lrc.compiler.defaults import apply_defaults
+from lrc.compiler.diagnostics import Diagnostic, Diagnostics
+from lrc.compiler.load import SourceDoc, decode_text, read_capped
 from lrc.compiler.plan import build_plan, spec_digest
 from lrc.compiler.render import render_workload
 from lrc.compiler import policy
-from lrc.compiler.resolve import SPEC_KINDS, Graph, Resolver
+from lrc.compiler.resolve import SPEC_KINDS, Graph, Resolver, Spec
+from lrc.compiler.tree import SpecTree, scan
+from lrc.compiler.units import CachedDoc, Memo, sha
 from lrc.compiler.validate import KINDS, SchemaSet, validate
 from lrc.compiler.versioning import (
     LEDGER,
+    SNAPSHOTS,
     Entry,
     Ledger,
     check_taxonomy,
@@ -51,40 +58,63 @@ class CompileResult:
     changed: list[str] = field(default_factory=list)
     locks: dict[str, dict] = field(default_factory=dict)  # edition id -> lock
     graph: Graph | None = None
+    cache_hits: int = 0  # spec files served from the compile cache (compiler/units.py)
 
 
 def spec_files(root: Path, diags: Diagnostics) -> list[tuple[str, Path]]:
-    out: list[tuple[str, Path]] = []
-    specs = root / "specs"
-    for folder in sorted(specs.iterdir()):
-        if not folder.is_dir():
-            if folder.suffix in (".yaml", ".yml"):
-                diags.error("LRC1008", "spec files live in a kind folder (standard/, systems/, workloads/, editions/)",
-                            path=folder.relative_to(root).as_posix())
-            continue
-        kind = KINDS.get(folder.name)
-        files = sorted(p for p in folder.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
-        if kind is None:
-            for p in files:
-                diags.warning("LRC1008", f"specs/{folder.name}/ is not a spec folder; file ignored",
-                              path=p.relative_to(root).as_posix(), hint=f"spec folders: {', '.join(sorted(KINDS))}")
-            continue
-        out.extend((kind, p) for p in files)
-    return out
+    """(kind, absolute path) of every spec file, in compile order; stray files reported."""
+    return [(f.kind, f.path) for f in scan(root, diags).files]
 
 
 def load_and_validate(root: Path, schemas: SchemaSet, diags: Diagnostics) -> list[tuple[str, SourceDoc]]:
+    """Every spec loaded and schema-checked, without the compile cache (lrc bump)."""
     docs: list[tuple[str, SourceDoc]] = []
-    for kind, path in spec_files(root, diags):
-        rel = path.relative_to(root).as_posix()
-        if path.is_symlink():
-            diags.error("LRC3004", "spec files may not be symlinks", path=rel)
+    for f in scan(root, diags).files:
+        if f.symlink:
+            diags.error("LRC3004", "spec files may not be symlinks", path=f.rel)
             continue
-        doc = load_file(path, rel, diags)
+        doc = load_module.load_file(f.path, f.rel, diags)
         if doc is None:
             continue
-        if validate(doc, kind, schemas, diags):
-            docs.append((kind, doc))
+        if validate(doc, f.kind, schemas, diags):
+            docs.append((f.kind, doc))
+    return docs
+
+
+@dataclass
+class Fresh:
+    """A spec compiled from its bytes in this run: what the memo needs to remember it."""
+
+    raw_sha: str
+    diagnostics: list[Diagnostic]
+
+
+def load_specs(tree: SpecTree, schemas: SchemaSet, memo: Memo | None, diags: Diagnostics,
+               fresh: dict[str, Fresh]) -> list[tuple[str, SourceDoc, object]]:
+    """(kind, document, units.Hit or None) for every spec file that loads and validates.
+
+    A spec whose unit is valid for the bytes on disk is not parsed; the others are loaded
+    and validated, and noted in `fresh` with the diagnostics of their own."""
+    docs: list[tuple[str, SourceDoc, object]] = []
+    for f in tree.files:
+        if f.symlink:
+            diags.error("LRC3004", "spec files may not be symlinks", path=f.rel)
+            continue
+        raw = read_capped(f.abspath, f.rel, diags)
+        if raw is None:
+            continue
+        hit = memo.lookup(f.rel, f.kind, raw, tree) if memo is not None else None
+        if hit is not None:
+            diags.extend(list(hit.warnings))
+            docs.append((f.kind, CachedDoc(f.rel, f.abspath, raw, hit.version_pos), hit))
+            continue
+        before = len(diags.items)
+        doc = load_module.load_bytes(raw, f.rel, f.path, diags)
+        if doc is None:
+            continue
+        if validate(doc, f.kind, schemas, diags):
+            docs.append((f.kind, doc, None))
+            fresh[f.rel] = Fresh(sha(raw), list(diags.items[before:]))
     return docs
 
 
@@ -98,17 +128,14 @@ def discover_components(root: Path, diags: Diagnostics) -> dict[str, codeprint.C
 
 
 def compile_project(root: Path, check: bool = False, cache: bool = True) -> CompileResult:
-    """Compile `root`; with `cache`, reuse content-addressed results from .lrc-cache/
-    (written by a plain compile, only read by --check)."""
-    from lrc.compiler import load as load_module
-    from lrc.compiler.cache import Cache
-
+    """Compile `root`; with `cache`, reuse results from .lrc-cache/ (compiler/cache.py,
+    compiler/units.py), written by a plain compile and only read by --check."""
     store = Cache(root, enabled=cache)
     load_module.CACHE = store if store.enabled else None
     codeprint.SOURCE_DIGESTS = store.namespace("code") if store.enabled else None
     known = len(codeprint.SOURCE_DIGESTS or {})
     try:
-        return _compile_project(root, check)
+        return _compile_project(root, check, store)
     finally:
         if len(codeprint.SOURCE_DIGESTS or {}) != known:
             store.dirty = True  # the code namespace is filled in place
@@ -118,10 +145,10 @@ def compile_project(root: Path, check: bool = False, cache: bool = True) -> Comp
             store.save()
 
 
-def _compile_project(root: Path, check: bool) -> CompileResult:
-    analysis = _analyze(root, None, plans=True)
+def _compile_project(root: Path, check: bool, store: Cache | None = None) -> CompileResult:
+    analysis = _analyze(root, None, plans=True, store=store, write_cache=not check)
     diags = analysis.diagnostics
-    result = CompileResult(root, diags, graph=analysis.graph)
+    result = CompileResult(root, diags, graph=analysis.graph, cache_hits=analysis.cache_hits)
     if diags.has_errors:
         return result
     graph, entries = analysis.graph, analysis.entries
@@ -147,18 +174,33 @@ def _compile_project(root: Path, check: bool) -> CompileResult:
                     outputs[f"{base}/prompts/{wref}/{system_key}.{role}.sample.txt"] = rendered["sample"].encode("utf-8")
     ledger_lines = ledger.lines + [e.record() for e in to_record]
     outputs[LEDGER] = ledger.serialize(ledger_lines)
-    for entry in entries:
+    recording = {id(e) for e in to_record}
+    present = _existing_snapshots(root)
+    for entry in entries:  # a recorded version's snapshot is immutable: written once, never re-read
         snap = snapshot_path(entry.kind, entry.id, entry.version)
-        if entry in to_record or not (root / snap).exists():
+        if id(entry) in recording or snap not in present:
             outputs[snap] = snapshot_bytes(entry.snapshot)
-        else:
-            outputs[snap] = (root / snap).read_bytes()
     result.outputs = outputs
     if check:
         emit.check(root, outputs, edition_dirs, diags)
     else:
         result.changed = emit.write(root, outputs, edition_dirs)
     return result
+
+
+def _existing_snapshots(root: Path) -> set[str]:
+    """Project-relative paths of the ledger snapshots on disk (one listing per kind folder)."""
+    found: set[str] = set()
+    base = root / SNAPSHOTS
+    try:
+        kinds = [e for e in os.scandir(base) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return found
+    for kind in kinds:
+        for entry in os.scandir(kind.path):
+            if entry.is_file(follow_symlinks=False):
+                found.add(f"{SNAPSHOTS}/{kind.name}/{entry.name}")
+    return found
 
 
 # -- analysis without the gate (lrc diff, lrc bump --all-required) ----------------------------
@@ -179,6 +221,7 @@ class Analysis:
     prints: dict[str, codeprint.CodePrint] = field(default_factory=dict)
     entries: list[Entry] = field(default_factory=list)
     plans: dict[str, dict] = field(default_factory=dict)
+    cache_hits: int = 0
 
 
 def spec_entries(graph: Graph) -> list[Entry]:
@@ -187,7 +230,7 @@ def spec_entries(graph: Graph) -> list[Entry]:
     for kind, specs in graph.specs.items():
         for spec in specs.values():
             line, col = spec.doc.locate("/version")
-            entries.append(Entry(kind, spec.id, spec.version, spec_digest(spec), spec.normalized, spec.doc.path, line, col))
+            entries.append(Entry(kind, spec.id, spec.version, spec_digest(spec), lambda spec=spec: spec.normalized, spec.doc.path, line, col))
     return entries
 
 
@@ -198,26 +241,47 @@ def analyze(root: Path, runtime: Path | None = None, plans: bool = False, cache_
     With `plans=True`, prompts are rendered and every edition's plan is built as `compile`
     would lock it. Positions of code components are relative to the runtime's parent folder.
     The compile cache of `cache_root` (default: `root`) is read, never written: its entries
-    are keyed by content, so they serve any tree, an old git ref's included.
+    are checked against the bytes they were made from, so they serve any tree, an old git
+    ref's included.
     """
-    from lrc.compiler import load as load_module
-    from lrc.compiler.cache import Cache
-
     store = Cache(cache_root if cache_root is not None else root)
     load_module.CACHE = store if store.enabled else None
     codeprint.SOURCE_DIGESTS = store.namespace("code") if store.enabled else None
     try:
-        return _analyze(root, runtime, plans)
+        return _analyze(root, runtime, plans, store=store, write_cache=False)
     finally:
         load_module.CACHE = None
         codeprint.SOURCE_DIGESTS = None
 
 
-def _analyze(root: Path, runtime: Path | None, plans: bool) -> Analysis:
+def _schemas_digest(schema_dir: Path) -> str:
+    parts = [p.name.encode() + b"\0" + p.read_bytes() for p in sorted(schema_dir.glob("*.schema.json"))]
+    return sha(b"\0\0".join(parts))
+
+
+def _rebuilder(root: Path, schemas: SchemaSet, components: dict):
+    """Recompute a cached spec's normalized form and prompts when its blob is gone."""
+    def rebuild(spec: Spec) -> dict:
+        scratch = Diagnostics()
+        doc = spec.doc
+        again = Spec(spec.kind, doc, apply_defaults(doc.data, schemas.schemas[spec.kind]))
+        Resolver(root, root / "specs", schemas.schemas, components, scratch).local(again)
+        prompts = render_workload(again, scratch) if spec.kind == "workload" else None
+        if scratch.has_errors or again.digest != spec.digest:
+            raise RuntimeError(f"{doc.path} changed while it was being compiled; run the command again")
+        return {"normalized": again.normalized, "prompts": prompts}
+    return rebuild
+
+
+def _analyze(root: Path, runtime: Path | None, plans: bool, store: Cache | None = None, write_cache: bool = False) -> Analysis:
     diags = Diagnostics()
     result = Analysis(root, diags)
     schemas = SchemaSet.load(root / "schemas")
-    docs = load_and_validate(root, schemas, diags)
+    memo = Memo(store, _schemas_digest(root / "schemas"), write=write_cache) if store is not None and store.enabled else None
+    tree = scan(root, diags)
+    fresh: dict[str, Fresh] = {}
+    docs = load_specs(tree, schemas, memo, diags, fresh)
+    result.cache_hits = memo.hits if memo is not None else 0
     if diags.has_errors:
         return result
     code_root = runtime if runtime is not None else codeprint.runtime_root()
@@ -228,17 +292,36 @@ def _analyze(root: Path, runtime: Path | None, plans: bool) -> Analysis:
                     line=exc.line, column=1)
         return result
     result.components = components
+    if memo is not None:
+        memo.rebuild = _rebuilder(root, schemas, components)
     resolver = Resolver(root, root / "specs", schemas.schemas, components, diags)
     graph = resolver.index(docs)
-    resolver.resolve(graph)
+
+    def local_done(spec: Spec, produced: list[Diagnostic]) -> None:
+        if spec.doc.path in fresh:
+            fresh[spec.doc.path].diagnostics.extend(produced)
+
+    resolver.resolve(graph, on_local=local_done)
     result.graph = graph
+    rendered: set[str] = set()
+    if not diags.has_errors and plans:  # rendering precedes fingerprinting, so a template error stops here, as compile always did
+        for wl in graph.specs["workload"].values():
+            if wl.memo is not None and wl.memo.rendered:
+                continue  # rendered cleanly before, from these very bytes
+            before = len(diags.items)
+            wl.prompts = render_workload(wl, diags)
+            rendered.add(wl.doc.path)
+            if wl.doc.path in fresh:
+                fresh[wl.doc.path].diagnostics.extend(diags.items[before:])
+            elif not any(d.severity == "error" for d in diags.items[before:]):
+                fresh[wl.doc.path] = Fresh(wl.memo.raw_sha, list(wl.memo.warnings))  # now with its prompts
+    if memo is not None:
+        _remember(graph, fresh, rendered, memo)
+        memo.forget_missing({f.rel for f in tree.files})
+        if store is not None and memo.write:
+            store.live_blobs = memo.live_blobs()
     if diags.has_errors:
         return result
-    prompts = {}
-    if plans:  # rendering precedes fingerprinting, so a template error stops here, as compile always did
-        prompts = {wl.ref: render_workload(wl, diags) for wl in graph.specs["workload"].values()}
-        if diags.has_errors:
-            return result
     for ref, comp in components.items():
         try:
             result.prints[ref] = codeprint.fingerprint(comp, code_root)
@@ -255,8 +338,23 @@ def _analyze(root: Path, runtime: Path | None, plans: bool) -> Analysis:
     result.entries = entries
     if plans:
         for edition in graph.specs["edition"].values():
+            pinned = [graph.by_ref("workload", ref) for ref in edition.data["workloads"]]
+            prompts = {wl.ref: wl.prompts for wl in pinned if wl is not None}
             result.plans[edition.id] = build_plan(edition, graph, prompts, result.prints)
     return result
+
+
+def _remember(graph: Graph, fresh: dict[str, Fresh], rendered: set[str], memo: Memo) -> None:
+    """Record a unit for every spec compiled from its bytes whose own stages were clean."""
+    if not memo.write:
+        return
+    for kind in SPEC_KINDS:
+        for spec in graph.specs[kind].values():
+            noted = fresh.get(spec.doc.path)
+            if noted is None or any(d.severity == "error" for d in noted.diagnostics):
+                continue
+            prompts = spec.prompts if spec.kind == "workload" and spec.doc.path in rendered else None
+            memo.remember(spec, noted.raw_sha, [d for d in noted.diagnostics if d.severity == "warning"], prompts)
 
 
 def gate_report(root: Path) -> tuple[Analysis, Diagnostics]:

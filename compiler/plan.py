@@ -19,13 +19,13 @@ from lrc.compiler.resolve import (
     Graph,
     Spec,
 )
-from lrc.runtime.lock.canonical import digest, digest_bytes
+from lrc.runtime.lock.canonical import digest_bytes
 from lrc.runtime.lock.codeprint import CodePrint, Component
 from lrc.runtime.lock.templating import SETTINGS
 
 
 def spec_digest(spec: Spec) -> str:
-    return digest(f"spec:{spec.kind}", spec.normalized)
+    return spec.digest  # the digest of spec.normalized, computed once (or kept by the compile cache)
 
 
 def _tool_defs(workload: Spec, system_key: str) -> list[dict[str, Any]]:

@@ -8,7 +8,6 @@ carries both the template (what the runtime renders per item) and the sample.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import signal
 import threading
@@ -83,14 +82,9 @@ def render_workload(spec: Spec, diags: Diagnostics) -> dict[str, dict[str, dict[
             if relpath is None:  # the file itself failed to load; already reported
                 continue
             where = {"path": relpath, "pointer": None}
-            cached = _cached_sample(source, context)
-            if cached is not None:
-                sample = cached
-            else:
-                sample = _checked_render(env, spec, source, context, relpath, where, pointer, diags)
-                if sample is None:
-                    continue
-                _remember_sample(source, context, sample)
+            sample = _checked_render(env, spec, source, context, relpath, where, pointer, diags)
+            if sample is None:
+                continue
             if "sample_answer" in spec.data:
                 leaks = answer_leaks(spec.data["sample_answer"], context, sample)
                 if leaks:
@@ -105,23 +99,6 @@ def render_workload(spec: Spec, diags: Diagnostics) -> dict[str, dict[str, dict[
                 "sample_digest": digest_text("prompt-sample", sample),
             }
     return out
-
-
-def _cache_key(source: str, context: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps([source, context], sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
-
-
-def _cached_sample(source: str, context: dict[str, Any]) -> str | None:
-    from lrc.compiler import load
-
-    return load.CACHE.get("render", _cache_key(source, context)) if load.CACHE is not None else None
-
-
-def _remember_sample(source: str, context: dict[str, Any], sample: str) -> None:
-    from lrc.compiler import load
-
-    if load.CACHE is not None:
-        load.CACHE.put("render", _cache_key(source, context), sample)
 
 
 def _checked_render(env, spec: Spec, source: str, context: dict[str, Any], relpath: str, where: dict, pointer: str,
@@ -145,7 +122,7 @@ def _checked_render(env, spec: Spec, source: str, context: dict[str, Any], relpa
         return None
     try:
         with _deadline(RENDER_SECONDS):
-            sample = render(source, context)
+            sample = render(source, context, env=env, parsed=parsed)
     except UndefinedError as exc:
         diags.error("LRC4002", f"sample render failed: {exc.message}", **where,
                     hint="the template reads a field that `task` or `sample_item` does not have",

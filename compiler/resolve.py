@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Callable
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
@@ -21,9 +21,9 @@ from jsonschema.exceptions import SchemaError
 from lrc.compiler.defaults import apply_defaults
 from lrc.compiler.diagnostics import Diagnostics, pointer_of
 from lrc.compiler import load as load_module
-from lrc.compiler.load import SURROGATE, SourceDoc, read_text_file
+from lrc.compiler.load import SURROGATE, SourceDoc, decode_text, read_capped
 from lrc.compiler.refs import did_you_mean, make_ref, parse_ref
-from lrc.runtime.lock.canonical import digest_text
+from lrc.runtime.lock.canonical import digest as digest_value, digest_text
 from lrc.runtime.lock.codeprint import Component
 
 MAX_REFERENCED_FILE = 256 * 1024
@@ -35,15 +35,65 @@ SPEC_KINDS = ("standard", "taxonomy", "rubric", "system", "workload", "task", "e
 FILE_MODES = ("file", "text-or-file")
 
 
-@dataclass
 class Spec:
-    """One spec file after validation; `normalized` is what its digest covers."""
+    """One spec file after validation; `normalized` is what its digest covers.
 
-    kind: str
-    doc: SourceDoc
-    data: dict[str, Any]
-    normalized: dict[str, Any] = field(default_factory=dict)
-    files: dict[str, str] = field(default_factory=dict)  # JSON pointer -> project-relative path of the inlined file
+    A spec served from the compile cache (`memo`, a units.Hit) has its validated `data`
+    at once; its `normalized` form, digest and rendered `prompts` are read from the cache
+    only when asked for."""
+
+    def __init__(self, kind: str, doc: SourceDoc, data: dict[str, Any], memo: Any = None):
+        self.kind = kind
+        self.doc = doc
+        self.data = data
+        self.memo = memo
+        self.files: dict[str, str] = dict(memo.files) if memo is not None else {}  # JSON pointer -> inlined file
+        self.deps: dict[str, str] = dict(memo.deps) if memo is not None else {}  # inlined file -> sha256 of its bytes
+        self._normalized: dict[str, Any] | None = None
+        self._digest: str | None = memo.digest if memo is not None else None
+        self._prompts: dict[str, Any] | None = None
+
+    def __repr__(self) -> str:
+        return f"Spec({self.kind} {self.doc.path})"
+
+    def _heavy(self) -> None:
+        """Fill normalized and prompts of a cached spec from its blob (or rebuild them)."""
+        heavy = self.memo.heavy()
+        if heavy is None:
+            heavy = self.memo.memo.rebuild(self)
+        self._normalized = heavy["normalized"]
+        if self._prompts is None:
+            self._prompts = heavy.get("prompts")
+
+    @property
+    def normalized(self) -> dict[str, Any]:
+        if self._normalized is None:
+            if self.memo is None:
+                return {}
+            self._heavy()
+        return self._normalized  # type: ignore[return-value]
+
+    @normalized.setter
+    def normalized(self, value: dict[str, Any]) -> None:
+        self._normalized = value
+        self._digest = None
+
+    @property
+    def digest(self) -> str:
+        if self._digest is None:
+            self._digest = digest_value(f"spec:{self.kind}", self.normalized)
+        return self._digest
+
+    @property
+    def prompts(self) -> dict[str, Any] | None:
+        """system -> role -> rendered template (workloads; None until rendered)."""
+        if self._prompts is None and self.memo is not None:
+            self._heavy()
+        return self._prompts
+
+    @prompts.setter
+    def prompts(self, value: dict[str, Any] | None) -> None:
+        self._prompts = value
 
     @property
     def id(self) -> str:
@@ -118,11 +168,14 @@ class Resolver:
         self.diags = diags
 
     # -- indexing ---------------------------------------------------------------------
-    def index(self, docs: list[tuple[str, SourceDoc]]) -> Graph:
+    def index(self, docs: list[tuple[str, SourceDoc, Any]]) -> Graph:
+        """Specs by kind and id; `docs` are (kind, document, units.Hit or None)."""
         specs: dict[str, dict[str, Spec]] = {k: {} for k in SPEC_KINDS}
-        for kind, doc in docs:
-            data = apply_defaults(doc.data, self.schemas[kind])
-            spec = Spec(kind, doc, data)
+        for kind, doc, hit in docs:
+            if hit is not None:
+                spec = Spec(kind, doc, hit.data, memo=hit)
+            else:
+                spec = Spec(kind, doc, apply_defaults(doc.data, self.schemas[kind]))
             other = specs[kind].get(spec.id)
             if other is not None:
                 self.diags.error("LRC3003", f"{kind} '{spec.id}' is also defined in {other.doc.path}", **spec.at("id"),
@@ -207,7 +260,10 @@ class Resolver:
         relpath = candidate.relative_to(self.root).as_posix()
         owner.files[where["pointer"]] = relpath
         before = len(self.diags.items)
-        text = read_text_file(candidate, relpath, self.diags, limit=MAX_REFERENCED_FILE)
+        raw = read_capped(candidate, relpath, self.diags, limit=MAX_REFERENCED_FILE)
+        text = None if raw is None else decode_text(raw, relpath, self.diags)
+        if raw is not None:
+            owner.deps[relpath] = hashlib.sha256(raw).hexdigest()  # what a cached result of the owner relies on
         if text is None:
             for d in self.diags.items[before:]:
                 object.__setattr__(d, "notes", d.notes + (f"referenced from {owner.doc.path} at {where['pointer']}",))
@@ -215,27 +271,49 @@ class Resolver:
         return relpath, text
 
     # -- per kind ------------------------------------------------------------------------
-    def resolve(self, graph: Graph) -> None:
-        for kind in ("standard", "taxonomy"):
-            for spec in graph.specs[kind].values():
-                spec.normalized = spec.data
-        for spec in graph.specs["rubric"].values():
-            self._rubric(spec)
-        for spec in graph.specs["system"].values():
-            if "implementation" in spec.data:
-                self._code_ref(spec, ("implementation",))
-            spec.normalized = spec.data
-        for spec in graph.specs["workload"].values():
-            self._workload(graph, spec)
-        for spec in graph.specs["task"].values():
-            self._task(graph, spec)
-        for spec in graph.specs["edition"].values():
-            self._edition(graph, spec)
+    def resolve(self, graph: Graph, on_local: Callable[[Spec, list], None] | None = None) -> None:
+        """Resolve every spec: first what each one needs of itself alone (skipped for specs
+        served from the compile cache; `on_local` sees each fresh spec with the diagnostics
+        it produced), then references across specs and the policies spanning several."""
+        ordered = [spec for kind in SPEC_KINDS for spec in graph.specs[kind].values()]
+        for spec in ordered:
+            if spec.memo is None:
+                before = len(self.diags.items)
+                self.local(spec)
+                if on_local is not None:
+                    on_local(spec, self.diags.items[before:])
+        for spec in ordered:
+            self.refs(graph, spec)
         from lrc.compiler import policy  # cross-spec methodology policies, after every reference is resolved
 
         policy.check(graph, self.diags)
 
-    def _rubric(self, spec: Spec) -> None:
+    def local(self, spec: Spec) -> None:
+        """Everything a spec needs of itself and the files it references; sets `normalized`."""
+        if spec.kind == "rubric":
+            self._rubric(spec)
+        elif spec.kind == "workload":
+            self._workload_local(spec)
+        elif spec.kind == "task":
+            self._task_local(spec)
+        else:
+            spec.normalized = spec.data
+
+    def refs(self, graph: Graph, spec: Spec) -> None:
+        """The checks of a spec that read other specs or the code components."""
+        if spec.kind == "system":
+            if "implementation" in spec.data:
+                self._code_ref(spec, ("implementation",))
+        elif spec.kind == "workload":
+            self._workload_refs(graph, spec)
+        elif spec.kind == "task":
+            for i, _ in enumerate(spec.data["checks"]):
+                self._code_ref(spec, ("checks", i, "check"))
+            self._spec_ref(graph, spec, ("review_rubric",), "rubric")
+        elif spec.kind == "edition":
+            self._edition(graph, spec)
+
+    def _rubric(self, spec: Spec) -> None:  # local: scale and answer format only
         data = spec.data
         scale = data["scale"]
         if not scale["min"] <= data["pass_threshold"] <= scale["max"]:
@@ -250,25 +328,22 @@ class Resolver:
                                  **spec.at("answer_format", "schema"), hint="add each criterion id to properties and required")
         spec.normalized = data
 
-    def _task(self, graph: Graph, spec: Spec) -> None:
+    def _task_local(self, spec: Spec) -> None:
         data = spec.data
         norm = json.loads(json.dumps(data))
         found = self._file(spec, ("input_artifact", "file"))
         if found:
             norm["input_artifact"]["sha256"] = digest_text("task-artifact", found[1])
             norm["input_artifact"].pop("file", None)
-        for i, _ in enumerate(data["checks"]):
-            self._code_ref(spec, ("checks", i, "check"))
-        self._spec_ref(graph, spec, ("review_rubric",), "rubric")
         spec.normalized = norm
 
     def _standard_for(self, graph: Graph) -> Spec | None:
         standards = list(graph.specs["standard"].values())
         return standards[0] if len(standards) == 1 else None
 
-    def _workload(self, graph: Graph, spec: Spec) -> None:
+    def _workload_refs(self, graph: Graph, spec: Spec) -> None:
+        """Standard (primitive, function), code components, judge rubric, pinned systems."""
         data = spec.data
-        norm = json.loads(json.dumps(data))  # deep copy of plain data
         standard = self._standard_for(graph)
         if standard is not None:
             prims = [p["id"] for p in standard.data["primitives"]]
@@ -286,7 +361,30 @@ class Resolver:
             if data["primitive"] in standard.data["policy"]["agentic_only_primitives"] and set(data["systems"]) != {"agentic"}:
                 self.diags.error("LRC6005", f"{data['primitive']} workloads run agentic only", **spec.at("systems"),
                                  hint="remove every system but `agentic`")
+        self._code_ref(spec, ("dataset", "generator"))
+        self._code_ref(spec, ("reference", "implementation"))
+        if "judge" in data["grading"]:
+            self._spec_ref(graph, spec, ("grading", "judge", "rubric"), "rubric")
+        for i, _ in enumerate(data["grading"]["checks"]):
+            self._code_ref(spec, ("grading", "checks", i, "check"))
+        for system_key, use in data["systems"].items():
+            target = self._spec_ref(graph, spec, ("systems", system_key, "system"), "system")
+            if target is not None and target.id != system_key:
+                self.diags.error("LRC3008", f"the '{system_key}' entry pins system '{use['system']}'", **spec.at("systems", system_key, "system"),
+                                 hint=f"pin a version of '{system_key}', e.g. {system_key}.v{target.version}")
+            tools = use.get("tools")
+            if target is not None and target.data["tools"] and tools is None:
+                self.diags.error("LRC6006", f"system {target.ref} runs a tool loop but the workload defines no tools for it",
+                                 **spec.at("systems", system_key), hint="add a `tools:` block with implementation and definitions")
+            if tools is not None:
+                if target is not None and not target.data["tools"]:
+                    self.diags.error("LRC6006", f"system {target.ref} takes no tools", **spec.at("systems", system_key, "tools"))
+                self._code_ref(spec, ("systems", system_key, "tools", "implementation"))
 
+    def _workload_local(self, spec: Spec) -> None:
+        """Input mode, item schema and sample, output schema and prompt files, tool definitions."""
+        data = spec.data
+        norm = json.loads(json.dumps(data))  # deep copy of plain data
         mode, attachments = data["input"]["mode"], data["input"].get("attachments", [])
         if mode not in FILE_MODES and attachments:
             self.diags.error("LRC6008", f"input mode {mode} attaches nothing", **spec.at("input", "attachments"),
@@ -296,12 +394,6 @@ class Resolver:
                              **spec.at("input", "mode"))
         if mode in FILE_MODES and not attachments:
             self.diags.error("LRC6008", f"input mode {mode} needs input.attachments (which item file, which media type)", **spec.at("input", "mode"))
-        self._code_ref(spec, ("dataset", "generator"))
-        self._code_ref(spec, ("reference", "implementation"))
-        if "judge" in data["grading"]:
-            self._spec_ref(graph, spec, ("grading", "judge", "rubric"), "rubric")
-        for i, _ in enumerate(data["grading"]["checks"]):
-            self._code_ref(spec, ("grading", "checks", i, "check"))
 
         item_schema = data["dataset"]["item_schema"]
         if self._check_schema(spec, ("dataset", "item_schema"), item_schema):
@@ -332,10 +424,6 @@ class Resolver:
                 norm["output"]["schema"] = schema
 
         for system_key, use in data["systems"].items():
-            target = self._spec_ref(graph, spec, ("systems", system_key, "system"), "system")
-            if target is not None and target.id != system_key:
-                self.diags.error("LRC3008", f"the '{system_key}' entry pins system '{use['system']}'", **spec.at("systems", system_key, "system"),
-                                 hint=f"pin a version of '{system_key}', e.g. {system_key}.v{target.version}")
             for role in PROMPT_ROLES:
                 if role not in use["prompts"]:
                     continue
@@ -344,13 +432,7 @@ class Resolver:
                     norm["systems"][system_key]["prompts"][role] = got[1]
             self._input_mode(spec, system_key, use)
             tools = use.get("tools")
-            if target is not None and target.data["tools"] and tools is None:
-                self.diags.error("LRC6006", f"system {target.ref} runs a tool loop but the workload defines no tools for it",
-                                 **spec.at("systems", system_key), hint="add a `tools:` block with implementation and definitions")
             if tools is not None:
-                if target is not None and not target.data["tools"]:
-                    self.diags.error("LRC6006", f"system {target.ref} takes no tools", **spec.at("systems", system_key, "tools"))
-                self._code_ref(spec, ("systems", system_key, "tools", "implementation"))
                 seen: set[str] = set()
                 for i, tool in enumerate(tools["definitions"]):
                     if tool["name"] in seen:
@@ -452,4 +534,3 @@ class Resolver:
                 break
             if system is not None and system.id not in supported:
                 self.diags.warning("LRC6004", f"no workload of this edition runs {system.ref}", **spec.at("systems", i))
-        spec.normalized = data

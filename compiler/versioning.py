@@ -23,7 +23,7 @@ LEDGER = "generated/ledger.jsonl"
 SNAPSHOTS = "generated/ledger"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Entry:
     """What is compiled now: one spec or code component at one version."""
 
@@ -31,10 +31,16 @@ class Entry:
     id: str
     version: int
     digest: str
-    snapshot: Any  # normalized spec, or {"files": {...}} for code
+    content: Any  # normalized spec, or {"files": {...}} for code; or a function returning it
     path: str  # where its version is declared
     line: int
     column: int
+
+    @property
+    def snapshot(self) -> Any:
+        """The recorded form. Fetched on demand: a spec served from the compile cache keeps
+        its normalized form out of memory unless the gate must record or explain it."""
+        return self.content() if callable(self.content) else self.content
 
     @property
     def key(self) -> str:

@@ -146,10 +146,14 @@ def make_environment() -> ImmutableSandboxedEnvironment:
     return env
 
 
-def render(source: str, context: Mapping[str, Any]) -> str:
-    """Render template text with `context`; raises jinja2 errors or RenderTooLarge."""
-    env = make_environment()
-    template = env.from_string(source)
+def render(source: str, context: Mapping[str, Any], *, env: ImmutableSandboxedEnvironment | None = None,
+           parsed: Any = None) -> str:
+    """Render template text with `context`; raises jinja2 errors or RenderTooLarge.
+
+    The compiler, which has already parsed `source` with `env` (a `make_environment()`) for its
+    static checks, passes both so the template is not parsed twice."""
+    env = env if env is not None else make_environment()
+    template = env.template_class.from_code(env, env.compile(parsed if parsed is not None else source), env.make_globals(None), None)
     chunks: list[str] = []
     size = 0
     for chunk in template.generate(**context):
