@@ -16,13 +16,13 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Callable
 
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 
 from lrc.compiler.defaults import apply_defaults
 from lrc.compiler.diagnostics import Diagnostics, pointer_of
 from lrc.compiler import load as load_module
 from lrc.compiler.load import SURROGATE, SourceDoc, decode_text, read_capped
 from lrc.compiler.refs import did_you_mean, make_ref, parse_ref
+from lrc.compiler.schemacheck import schema_error
 from lrc.runtime.lock.canonical import digest as digest_value, digest_text
 from lrc.runtime.lock.codeprint import Component
 
@@ -458,18 +458,12 @@ class Resolver:
                              hint="add `user_file: prompts/<name>.j2`")
 
     def _check_schema(self, spec: Spec, parts: tuple, schema: Any, relpath: str | None = None) -> bool:
-        key = _cache_key("schema-ok", schema)
-        if key is not None and load_module.CACHE.get("schema", key):
-            return True  # this exact schema passed the metaschema check before
-        try:
-            Draft202012Validator.check_schema(schema)
-        except SchemaError as exc:
+        error = schema_error(schema)
+        if error is not None:
             where = spec.at(*parts)
-            self.diags.error("LRC3006", f"not a valid JSON Schema: {exc.message}", **where,
+            self.diags.error("LRC3006", f"not a valid JSON Schema: {error.message}", **where,
                              notes=(f"in {relpath}",) if relpath else ())
             return False
-        if key is not None:
-            load_module.CACHE.put("schema", key, True)
         return True
 
     def _edition(self, graph: Graph, spec: Spec) -> None:
