@@ -15,14 +15,14 @@ from lrc.compiler import load as load_module
 from lrc.compiler.cache import Cache
 from lrc.compiler.defaults import apply_defaults
 from lrc.compiler.diagnostics import Diagnostic, Diagnostics
-from lrc.compiler.load import SourceDoc, decode_text, read_capped
+from lrc.compiler.load import SourceDoc, read_capped
 from lrc.compiler.plan import build_plan, spec_digest
 from lrc.compiler.render import render_workload
 from lrc.compiler import policy
 from lrc.compiler.resolve import SPEC_KINDS, Graph, Resolver, Spec
 from lrc.compiler.tree import SpecTree, scan
 from lrc.compiler.units import CachedDoc, Memo, sha
-from lrc.compiler.validate import KINDS, SchemaSet, validate
+from lrc.compiler.validate import SchemaSet, validate
 from lrc.compiler.versioning import (
     LEDGER,
     SNAPSHOTS,
