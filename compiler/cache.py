@@ -39,7 +39,7 @@ from lrc.runtime.lock.format import LRC_VERSION
 FOLDER = ".lrc-cache"
 INDEX = "index.bin"
 SEAL = 32  # bytes of HMAC-SHA256 in front of every cache file
-LIBRARIES = ("jsonschema", "referencing", "jinja2", "ruamel.yaml", "ruamel.yaml.clib", "rfc8785")
+LIBRARIES = ("jsonschema", "jsonschema-rs", "referencing", "jinja2", "ruamel.yaml", "ruamel.yaml.clib", "rfc8785")
 """Distributions whose behaviour a cached result depends on (validation, templates, YAML)."""
 
 
@@ -82,15 +82,20 @@ def _secret() -> bytes | None:
 
 def _library_versions() -> list[str]:
     """`name-version` of each library in LIBRARIES, read from the dist-info folder names next
-    to the imported packages (one directory listing, no importlib.metadata scan)."""
+    to the installed packages (found without importing them; one directory listing each)."""
+    import importlib.util
+
     found: list[str] = []
     wanted = {name.replace(".", "_").replace("-", "_").lower() for name in LIBRARIES}
     folders: set[str] = set()
-    for module in ("jsonschema", "jinja2", "ruamel.yaml"):
-        mod = sys.modules.get(module)
-        origin = getattr(mod, "__file__", None)
+    for module, up in (("jsonschema", 2), ("jinja2", 2), ("jsonschema_rs", 2), ("ruamel.yaml", 3)):
+        try:
+            spec = importlib.util.find_spec(module)
+        except (ImportError, ValueError):
+            spec = None
+        origin = getattr(spec, "origin", None)
         if origin:
-            folders.add(str(Path(origin).resolve().parent.parent if module != "ruamel.yaml" else Path(origin).resolve().parent.parent.parent))
+            folders.add(str(Path(origin).resolve().parents[up - 1]))
     for folder in sorted(folders):
         try:
             names = os.listdir(folder)
@@ -108,10 +113,6 @@ def _library_versions() -> list[str]:
 def toolchain_digest() -> str:
     """What every cached result depends on besides its inputs: lrc's compiler and lock code,
     the lrc release, the Python version and the libraries' versions."""
-    import jinja2  # noqa: F401 - imported so their dist-info folders are found, whatever ran before
-    import jsonschema  # noqa: F401
-    import ruamel.yaml  # noqa: F401
-
     import lrc.compiler
     import lrc.runtime.lock
 

@@ -15,14 +15,12 @@ from decimal import Decimal
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable
 
-from jsonschema import Draft202012Validator
 
 from lrc.compiler.defaults import apply_defaults
 from lrc.compiler.diagnostics import Diagnostics, pointer_of
-from lrc.compiler import load as load_module
 from lrc.compiler.load import SURROGATE, SourceDoc, decode_text, read_capped
 from lrc.compiler.refs import did_you_mean, make_ref, parse_ref
-from lrc.compiler.schemacheck import schema_error
+from lrc.compiler.schemacheck import instance_errors, instance_fast_valid, schema_error
 from lrc.runtime.lock.canonical import digest as digest_value, digest_text
 from lrc.runtime.lock.codeprint import Component
 
@@ -137,14 +135,6 @@ class Graph:
         if not versions:
             raise KeyError(f"built-in code component {ident} is missing from runtime/")
         return max(versions)
-
-
-def _cache_key(kind: str, value: Any) -> str | None:
-    """Content key for the compile cache (only successes are cached), or None without a cache."""
-    if load_module.CACHE is None:
-        return None
-    text = json.dumps([kind, value], sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _refuse_constant(name: str) -> Any:
@@ -397,13 +387,7 @@ class Resolver:
 
         item_schema = data["dataset"]["item_schema"]
         if self._check_schema(spec, ("dataset", "item_schema"), item_schema):
-            key = _cache_key("sample-ok", [item_schema, data["sample_item"]])
-            if key is not None and load_module.CACHE.get("schema", key):
-                errors = []
-            else:
-                errors = sorted(Draft202012Validator(item_schema).iter_errors(data["sample_item"]), key=lambda e: list(map(str, e.absolute_path)))
-                if not errors and key is not None:
-                    load_module.CACHE.put("schema", key, True)
+            errors = [] if instance_fast_valid(item_schema, data["sample_item"]) else instance_errors(item_schema, data["sample_item"])
             for err in errors:
                 self.diags.error("LRC3007", f"sample_item does not match item_schema: {err.message}",
                                  **spec.at("sample_item", *err.absolute_path))

@@ -1,25 +1,28 @@
 """Stage 2: check each loaded spec against its kind's JSON Schema (Draft 2020-12).
 
-Schemas come from the project's schemas/ folder through an offline `referencing` registry;
-each validator is built once per compile and reused. Every error (not just the best match)
-becomes a diagnostic at the YAML position of the offending value, with its JSON pointer,
-a stable code by keyword, and a did-you-mean for unknown fields and values.
+Schemas come from the project's schemas/ folder. A spec is first checked by jsonschema-rs
+(formats asserted, no network), which may only *accept*; a spec it does not accept is
+validated by Python jsonschema through an offline `referencing` registry, and every error
+(not just the best match) becomes a diagnostic at the YAML position of the offending value,
+with its JSON pointer, a stable code by keyword, and a did-you-mean for unknown fields and
+values. So Python jsonschema decides every refusal and words every message, and is not even
+imported by a compile whose specs are all valid.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
-from referencing import Registry, Resource
+from typing import TYPE_CHECKING, Any, Iterable
 
 from lrc.compiler.diagnostics import Diagnostics, pointer_of
 from lrc.compiler.load import SourceDoc
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
 
 KINDS = {
     "standard": "standard", "systems": "system", "workloads": "workload", "editions": "edition",
@@ -30,26 +33,50 @@ KINDS = {
 
 @dataclass
 class SchemaSet:
-    """The project's schemas, loaded once, with one reusable validator per spec kind."""
+    """The project's schemas, loaded once; validators are built per kind on first use."""
 
     schemas: dict[str, dict]
-    validators: dict[str, Draft202012Validator]
-    registry: Registry
+    _python: dict[str, Any] = field(default_factory=dict)
+    _rust: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def load(cls, schema_dir: Path) -> "SchemaSet":
         schemas: dict[str, dict] = {}
-        resources = []
         for path in sorted(schema_dir.glob("*.schema.json")):
-            schema = json.loads(path.read_text(encoding="utf-8"))
-            schemas[path.name.removesuffix(".schema.json")] = schema
-            resources.append((schema["$id"], Resource.from_contents(schema)))
-        registry = Registry().with_resources(resources)
-        validators = {
-            kind: Draft202012Validator(schema, registry=registry, format_checker=Draft202012Validator.FORMAT_CHECKER)
-            for kind, schema in schemas.items()
-        }
-        return cls(schemas, validators, registry)
+            schemas[path.name.removesuffix(".schema.json")] = json.loads(path.read_text(encoding="utf-8"))
+        return cls(schemas)
+
+    def validator(self, kind: str) -> "Draft202012Validator":
+        """Python jsonschema's validator for `kind`: the authority on every error."""
+        if not self._python:
+            from jsonschema import Draft202012Validator
+            from referencing import Registry, Resource
+
+            registry = Registry().with_resources((schema["$id"], Resource.from_contents(schema)) for schema in self.schemas.values())
+            self._python.update({
+                name: Draft202012Validator(schema, registry=registry, format_checker=Draft202012Validator.FORMAT_CHECKER)
+                for name, schema in self.schemas.items()
+            })
+        return self._python[kind]
+
+    def fast_valid(self, kind: str, instance: Any) -> bool:
+        """True only when jsonschema-rs finds `instance` valid (formats asserted); False when it
+        does not, or cannot tell (not installed, a schema it cannot build)."""
+        rust = self._rust.get(kind)
+        if rust is None:
+            try:
+                import jsonschema_rs
+
+                rust = jsonschema_rs.Draft202012Validator(self.schemas[kind], validate_formats=True, offline=True)
+            except Exception:  # noqa: BLE001 - Python jsonschema decides every spec of this kind
+                rust = False
+            self._rust[kind] = rust
+        if not rust:
+            return False
+        try:
+            return bool(rust.is_valid(instance))
+        except Exception:  # noqa: BLE001 - a value it cannot take: let Python decide
+            return False
 
 
 PER_MODEL_PROMPT = __import__("re").compile(r"prompt|template|instruction", __import__("re").I)
@@ -162,7 +189,9 @@ def _json_type(value: Any) -> str:
 
 def validate(doc: SourceDoc, kind: str, schemas: SchemaSet, diags: Diagnostics) -> bool:
     """Validate one document; True when it has no schema errors."""
-    validator = schemas.validators[kind]
+    if schemas.fast_valid(kind, doc.data):
+        return True
+    validator = schemas.validator(kind)
     before = len(diags.items)
     errors = sorted(validator.iter_errors(doc.data), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
     for error in errors:

@@ -1,0 +1,96 @@
+"""jsonschema-rs may only accept: a spec (or a sample item) it accepts, Python jsonschema
+accepts too, so every refusal and every message stays Python jsonschema's."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+from hypothesis import given, settings, strategies as st
+
+from lrc.compiler import schemacheck
+from lrc.compiler.diagnostics import Diagnostics
+from lrc.compiler.load import load_file
+from lrc.compiler.validate import KINDS, SchemaSet
+
+REPO = Path(__file__).resolve().parents[2]
+SCHEMAS = SchemaSet.load(REPO / "schemas")
+SPECS = [(KINDS[p.relative_to(REPO / "specs").parts[0]], load_file(p, p.relative_to(REPO).as_posix(), Diagnostics()).data)
+         for p in sorted((REPO / "specs").rglob("*.yaml"))]
+
+
+def python_valid(kind: str, data) -> bool:
+    return not list(SCHEMAS.validator(kind).iter_errors(data))
+
+
+def test_every_repository_spec_takes_the_fast_path():
+    assert len(SPECS) >= 15
+    for kind, data in SPECS:
+        assert SCHEMAS.fast_valid(kind, data), kind
+        assert python_valid(kind, data), kind
+
+
+LEAVES = st.none() | st.booleans() | st.integers(-2, 3) | st.floats(-1, 2, allow_nan=False) | st.sampled_from(
+    ["", "x", "0.5", "2026-02-30", "2026-01-02", "demo.v1", "demo", "sha256:" + "0" * 64, "lrc/oracle", "held-out",
+     "public", "classify", "agentic", "../x", "LRC1001", "1.0.0", "https://ledgerrate.dev/x"]) | st.just([]) | st.just({})
+
+
+def _paths(value, prefix=()):
+    yield prefix
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _paths(v, prefix + (k,))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _paths(v, prefix + (i,))
+
+
+@st.composite
+def mutated_specs(draw):
+    kind, data = draw(st.sampled_from(SPECS))
+    data = copy.deepcopy(data)
+    for _ in range(draw(st.integers(1, 3))):
+        paths = [p for p in _paths(data) if p]
+        path = draw(st.sampled_from(paths))
+        parent = data
+        for part in path[:-1]:
+            parent = parent[part]
+        action = draw(st.sampled_from(["replace", "delete", "add"]))
+        if action == "replace":
+            parent[path[-1]] = draw(LEAVES)
+        elif action == "delete":
+            del parent[path[-1]]
+        elif isinstance(parent, dict):
+            parent[draw(st.sampled_from(["extra", "versionn", "prompt", "id"]))] = draw(LEAVES)
+        else:
+            parent.append(draw(LEAVES))
+    return kind, data
+
+
+@settings(max_examples=400, deadline=None)
+@given(mutated_specs())
+def test_a_mutated_spec_is_never_accepted_by_the_fast_path_alone(case):
+    kind, data = case
+    if SCHEMAS.fast_valid(kind, data):
+        assert python_valid(kind, data), json.dumps(data)[:400]
+
+
+ITEM_SCHEMA = {"type": "object", "required": ["id", "amount"], "additionalProperties": False,
+               "properties": {"id": {"type": "string", "pattern": "^[A-Z]{2}-[0-9]{3}$"},
+                              "amount": {"type": "string", "pattern": "^-?[0-9]+\\.[0-9]{2}$"},
+                              "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
+                              "due": {"type": "string", "format": "date"}}}
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.fixed_dictionaries({}, optional={"id": st.sampled_from(["AB-123", "AB-123\n", "ab-123", "AB-1234", 5]),
+                                           "amount": st.sampled_from(["10.00", "-3.50", "10.0", "1e3", 10]),
+                                           "tags": st.lists(st.sampled_from(["a", 1]), max_size=3),
+                                           "due": st.sampled_from(["2026-02-30", "not a date", "2026-01-02"]),
+                                           "other": st.none()}))
+def test_a_sample_is_accepted_fast_only_when_python_accepts_it(sample):
+    assert schemacheck.schema_error(ITEM_SCHEMA) is None
+    if schemacheck.instance_fast_valid(ITEM_SCHEMA, sample):
+        assert not schemacheck.instance_errors(ITEM_SCHEMA, sample), sample
+    assert not schemacheck.instance_fast_valid(dict(ITEM_SCHEMA, **{"$schema": "http://json-schema.org/draft-07/schema#"}), {})
