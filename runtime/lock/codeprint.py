@@ -19,6 +19,12 @@ from __future__ import annotations
 import ast
 import gc
 import hashlib
+import os
+import pickle
+import re
+import select
+import sys
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -180,14 +186,140 @@ def _read_facts(path: Path) -> _Facts:
     return _Facts(tuple(declarations), imports, value, error)
 
 
+_IMPORT_LINE = re.compile(rb"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([\w., \t]*)|import[ \t]+([\w., \t]+))", re.M)
+PARALLEL_MIN_FILES = 8
+PARALLEL_TIMEOUT_S = 60
+
+
+def _can_fork() -> bool:
+    """A second process may parse: Linux (fork is safe there), single-threaded (no lock another
+    thread holds is copied), more than one core, and not turned off (LRC_NO_PARALLEL=1)."""
+    return (sys.platform.startswith("linux") and hasattr(os, "fork") and (os.cpu_count() or 1) > 1
+            and threading.active_count() == 1 and not os.environ.get("LRC_NO_PARALLEL"))
+
+
+def _likely_imports(raw: bytes, module: str, is_package: bool) -> set[str]:
+    """Runtime modules a source probably imports, read from its import lines by a regex: only
+    a guess of what to parse ahead of time, never what the fingerprint covers."""
+    out: set[str] = set()
+    package = module if is_package else module.rsplit(".", 1)[0]
+    for found in _IMPORT_LINE.finditer(raw):
+        source, names, plain = (g.decode("ascii", "replace") if g else "" for g in found.groups())
+        if plain:
+            out.update(n.strip().split(" ")[0] for n in plain.split(",") if n.strip())
+            continue
+        level = len(source) - len(source.lstrip("."))
+        base = source.lstrip(".")
+        if level:
+            anchor = package.split(".")
+            anchor = anchor[: len(anchor) - (level - 1)] if level > 1 else anchor
+            base = ".".join(anchor + ([base] if base else []))
+        out.add(base)
+        out.update(f"{base}.{n.strip().split(' ')[0]}" for n in names.split(",") if n.strip())
+    return {m for m in out if m.startswith(PACKAGE)}
+
+
+def _prefetch(root: Path, sources: dict[Path, bytes]) -> None:
+    """Parse about half of the modules this compile will parse on a second process.
+
+    Parsing the runtime's component modules and their imports is most of a cold compile
+    (the second core sits idle meanwhile). The modules are guessed from import lines, split
+    in two by size, and the child sends back the same `_Facts` the parent would have computed
+    (they are a pure function of the file's bytes). Anything that goes wrong (no fork, a
+    failed or slow child, a fact that does not pickle) leaves those files to be parsed here
+    later, as before: this only ever saves time."""
+    if not _can_fork():
+        return
+    paths = {module_name(p, root): p for p in sources}
+    todo = [p for p, raw in sources.items() if b"COMPONENT_" in raw]
+    needed: set[Path] = set()
+    while todo:
+        path = todo.pop()
+        if path in needed:
+            continue
+        needed.add(path)
+        module = module_name(path, root)
+        for name in _likely_imports(sources[path], module, path.name == "__init__.py"):
+            parts = name.split(".")
+            for i in range(2, len(parts) + 1):  # parent packages run too
+                target = paths.get(".".join(parts[:i]))
+                if target is not None and target not in needed:
+                    todo.append(target)
+    pending = []
+    for path in sorted(needed):
+        raw = sources[path]
+        if SOURCE_DIGESTS is not None and hashlib.sha256(raw).hexdigest() in SOURCE_DIGESTS:
+            continue  # the cache knows it: nothing to parse
+        st = path.stat()
+        if ("facts", str(path), st.st_size, st.st_mtime_ns) not in _MEMO:
+            pending.append(path)
+    if len(pending) < PARALLEL_MIN_FILES:
+        return
+    pending.sort(key=lambda p: -len(sources[p]))
+    mine, theirs = pending[0::2], pending[1::2]
+    read_end, write_end = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        return
+    if pid == 0:  # pragma: no cover - the child process; exercised by every cold compile
+        try:
+            os.close(read_end)
+            out = []
+            for path in theirs:
+                try:
+                    st = path.stat()
+                    facts = _read_facts(path)
+                    out.append(pickle.dumps((("facts", str(path), st.st_size, st.st_mtime_ns), facts)))
+                except Exception:  # noqa: BLE001 - the parent parses this one itself (and reports it)
+                    continue
+            with os.fdopen(write_end, "wb") as fh:
+                fh.write(pickle.dumps(out))
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    try:
+        for path in mine:
+            _facts(path)
+        chunks = []
+        deadline = PARALLEL_TIMEOUT_S
+        while True:
+            ready, _, _ = select.select([read_end], [], [], deadline)
+            if not ready:
+                os.kill(pid, 9)
+                return
+            chunk = os.read(read_end, 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        for item in pickle.loads(b"".join(chunks)) if chunks else []:
+            try:
+                key, facts = pickle.loads(item)
+                path = Path(key[1])
+                st = path.stat()
+            except Exception:  # noqa: BLE001 - e.g. an error that does not unpickle: parsed here later
+                continue
+            if key == ("facts", str(path), st.st_size, st.st_mtime_ns):  # unchanged since the child read it
+                _MEMO.setdefault(key, facts)
+    except Exception:  # noqa: BLE001 - whatever failed is parsed here later
+        pass
+    finally:
+        os.close(read_end)
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+
+
 def discover(root: Path | None = None) -> dict[str, Component]:
     """Every component under the runtime package, keyed by `id.vN`, in sorted order."""
     root = root or runtime_root()
     found: dict[str, Component] = {}
-    for path in sorted(root.rglob("*.py")):
-        if "__pycache__" in path.parts:
-            continue
-        raw = path.read_bytes()
+    sources = {path: path.read_bytes() for path in sorted(root.rglob("*.py")) if "__pycache__" not in path.parts}
+    _prefetch(root, sources)
+    for path, raw in sources.items():
         if b"COMPONENT_" not in raw:  # cheap: most modules declare nothing
             continue
         ckey = f"declares:{hashlib.sha256(raw).hexdigest()}" if SOURCE_DIGESTS is not None else None
