@@ -193,15 +193,15 @@ def _cmd_diff(args) -> int:
         emit(diags, "json", sys.stdout, **diff.as_json(result))
     elif args.format == "github":
         sys.stdout.write(github(diags))
-        if result.error:
+        if result.error and not result.error_code:  # a coded failure is already among the diagnostics
             print(f"::error title=lrc diff::{result.error}")
-        else:
+        elif not result.error:
             sys.stdout.write(diff.github(result))
     else:
         emit(diags, "text", sys.stderr)
-        if result.error:
+        if result.error and not result.error_code:
             print(f"lrc diff: {result.error}", file=sys.stderr)
-        else:
+        elif not result.error:
             sys.stdout.write(diff.text(result))
     if result.failed:
         return EXIT_PROBLEMS
@@ -219,13 +219,14 @@ def _cmd_render(args) -> int:
         rendered = render_cmd.render(root, args.workload, args.system, edition=args.edition, item=args.item,
                                      model=args.model, seed_file=args.seed_file)
     except render_cmd.RenderFailed as exc:
+        from lrc.compiler.diagnostics import Diagnostic
+        from lrc.compiler.printer import emit
+
+        diag = Diagnostic(exc.code, "error", exc.message, hint=exc.hint)
         if args.format == "json":
-            doc = {"format_version": FORMAT_VERSION, "command": "render", "ok": False, "error": exc.message, "diagnostics": []}
-            sys.stdout.write(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
-        elif args.format == "github":
-            print("::error title=lrc render::" + exc.message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
+            emit([diag], "json", sys.stdout, command="render", ok=False, error=exc.message)
         else:
-            print(f"lrc render: {exc.message}", file=sys.stderr)
+            emit([diag], args.format, sys.stdout if args.format == "github" else sys.stderr)
         return exc.exit_code
     if args.format == "json":
         doc = {"format_version": FORMAT_VERSION, "diagnostics": [], **rendered.to_json()}

@@ -559,6 +559,44 @@ lrc reports:
   specs/systems/single-shot.yaml:4:10: error[LRC8002]: could not find the version token 1 at line 4
 
 Write the version as a plain integer (`version: 1`) and run `lrc bump` again; the file was not touched.""",
+    "LRC8101": """\
+$ lrc diff --against no-such-branch
+
+lrc reports:
+  lrc: error[LRC8101]: unknown git ref 'no-such-branch' (not a commit, branch or tag of main)""",
+    "LRC8102": """\
+$ lrc diff --against v0.1   # a tag whose specs this lrc refuses
+
+lrc reports:
+  v0.1:specs/systems/single-shot.yaml:3:1: error[LRC2003]: unknown field 'timeout'
+  lrc: error[LRC8102]: the specs at v0.1 do not compile with this lrc
+    hint: their errors are listed with paths written REF:path""",
+    "LRC8103": """\
+$ lrc diff --against old.lock   # old.lock was edited by hand after `lrc compile` wrote it
+
+lrc reports:
+  lrc: error[LRC8103]: old.lock was modified after compilation: section edition differs from what was compiled (sha256:76d8… -> sha256:09f3…); root digest differs: …
+    hint: compare against a lock as `lrc compile` wrote it (e.g. from git), or against a git ref""",
+    "LRC8201": """\
+$ lrc render triage.ap-inbox --system single-shot --edition nope
+
+lrc reports:
+  lrc: error[LRC8201]: no lock for edition 'nope' (generated/nope/plan.lock); run `lrc compile`""",
+    "LRC8202": """\
+$ lrc render triage.ap-inbox --system single-shot --model lrc/orcle
+
+lrc reports:
+  lrc: error[LRC8202]: the edition does not run model 'lrc/orcle'; did you mean lrc/oracle? (it runs: lrc/baseline, lrc/null, lrc/oracle)""",
+    "LRC8203": """\
+$ lrc render triage.ap-inbox --system single-shot --edition 2026-12 --item 0   # held-out edition, no --seed-file
+
+lrc reports:
+  lrc: error[LRC8203]: this edition has a held-out seed: pass --seed-file with the seed whose commitment is locked""",
+    "LRC8204": """\
+$ lrc render triage.ap-inbox --system single-shot --item 999
+
+lrc reports:
+  lrc: error[LRC8204]: item 999 is outside this edition's items: 0..14 (n_per_cell = 15)""",
 }
 
 

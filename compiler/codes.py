@@ -2,7 +2,8 @@
 
 Codes are stable: tests pin them and users search for them. `lrc explain CODE` prints the
 entry. Ranges: 1xxx loading YAML, 2xxx schema, 3xxx references and files, 4xxx prompt
-templates, 5xxx the version gate, 6xxx methodology policy, 7xxx generated files, 8xxx bump.
+templates, 5xxx the version gate, 6xxx methodology policy, 7xxx generated files, 80xx bump,
+81xx diff, 82xx render.
 """
 
 from __future__ import annotations
@@ -78,6 +79,13 @@ CODES: dict[str, Code] = {
     "LRC7004": Code("ledger not up to date", "The version ledger lacks entries for what is compiled now. Run `lrc compile` and commit generated/ledger.jsonl."),
     "LRC8001": Code("cannot bump", "`lrc bump` needs the id of one spec or code component that exists."),
     "LRC8002": Code("bump would change more", "Re-reading the file after the edit showed a change beyond the version, so the file was left untouched."),
+    "LRC8101": Code("comparison base unavailable", "`lrc diff --against` names something that cannot be read: a git ref that does not exist (or a folder that is not in a git repository), or an OLD.lock that is missing or is not a plan.lock."),
+    "LRC8102": Code("comparison base does not compile", "The specs at the git ref `lrc diff` compares against cannot be read or do not compile with this lrc; their own errors are listed with paths written REF:path. Compare against a ref this lrc can compile, or against a lock."),
+    "LRC8103": Code("compared lock was modified", "The OLD.lock given to `lrc diff` fails its own digests: it was edited after `lrc compile` wrote it, so its contents cannot be trusted as a baseline."),
+    "LRC8201": Code("no lock to render", "`lrc render` shows prompts from a compiled lock: the edition has no generated/<edition>/plan.lock (run `lrc compile`), or several editions are compiled and none was chosen with --edition."),
+    "LRC8202": Code("not run by the edition", "The workload, system or model given to `lrc render` is not part of the edition's lock; the message lists what it runs and the closest name."),
+    "LRC8203": Code("lock or seed refused", "The lock fails verification (modified after compilation, another lock format or lrc release, code that no longer matches its fingerprints), or a held-out edition's seed file is missing or does not match its commitment. `lrc execute` would refuse the same."),
+    "LRC8204": Code("item cannot be shown", "`lrc render --item N` could not generate that item from the edition's seed (e.g. N is beyond the edition's items, or the generator failed)."),
 }
 
 

@@ -125,6 +125,12 @@ class DiffResult:
     diagnostics: Diagnostics
     changes: list[Change] = field(default_factory=list)
     error: str | None = None
+    error_code: str | None = None  # the diagnostic code of `error`, when it is the command's own failure
+
+    def fail(self, code: str, message: str, hint: str | None = None) -> None:
+        """The comparison cannot be made: a diagnostic with its code, and the summary `error`."""
+        self.error, self.error_code = message, code
+        self.diagnostics.error(code, message, hint=hint)
 
     @property
     def failed(self) -> bool:
@@ -356,7 +362,7 @@ def against_git(root: Path, ref: str) -> DiffResult:
         try:
             old_root, sha, parts = _materialize(root, ref, Path(tmp))
         except DiffError as exc:
-            result.error = str(exc)
+            result.fail("LRC8101", str(exc))
             return result
         result.against["commit"] = sha
         current = analyze(root)
@@ -367,11 +373,12 @@ def against_git(root: Path, ref: str) -> DiffResult:
         try:
             old = analyze(old_root, runtime=old_root / "runtime" if own_runtime and "runtime" in parts else None, cache_root=root)
         except Exception as exc:  # noqa: BLE001 - an old tree is foreign input to this compiler
-            result.error = f"the specs at {ref} cannot be read by this lrc: {type(exc).__name__}: {exc}"
+            result.fail("LRC8102", f"the specs at {ref} cannot be read by this lrc: {type(exc).__name__}: {exc}")
             return result
         if old.diagnostics.has_errors:
             result.diagnostics.extend(_relocate(old.diagnostics, ref))
-            result.error = f"the specs at {ref} do not compile with this lrc"
+            result.fail("LRC8102", f"the specs at {ref} do not compile with this lrc",
+                        hint="their errors are listed with paths written REF:path")
             return result
         old_states = states_from_analysis(old)
     ledger = Ledger.read(root, Diagnostics())
@@ -386,14 +393,15 @@ def against_lock(root: Path, lock_path: Path) -> DiffResult:
     try:
         lock = lockformat.loads(lock_path.read_bytes())
     except OSError as exc:
-        result.error = f"cannot read {lock_path}: {exc.strerror}"
+        result.fail("LRC8101", f"cannot read {lock_path}: {exc.strerror}")
         return result
     except lockformat.LockError as exc:
-        result.error = f"{lock_path}: {exc}"
+        result.fail("LRC8101", f"{lock_path}: {exc}")
         return result
     problems = lockformat.verify_digests(lock)
     if problems:
-        result.error = f"{lock_path} was modified after compilation: " + "; ".join(problems)
+        result.fail("LRC8103", f"{lock_path} was modified after compilation: " + "; ".join(problems),
+                    hint="compare against a lock as `lrc compile` wrote it (e.g. from git), or against a git ref")
         return result
     plan = lock["plan"]
     edition_id = plan.get("edition", {}).get("spec", {}).get("id")

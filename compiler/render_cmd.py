@@ -22,10 +22,14 @@ EXIT_PROBLEMS, EXIT_USAGE, EXIT_REFUSED = 1, 2, 4
 
 
 class RenderFailed(Exception):
-    def __init__(self, message: str, exit_code: int = EXIT_PROBLEMS):
+    """What `lrc render` cannot show, as one diagnostic (code, message, hint) and an exit code."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_PROBLEMS, code: str = "LRC8202", hint: str | None = None):
         super().__init__(message)
         self.message = message
         self.exit_code = exit_code
+        self.code = code
+        self.hint = hint
 
 
 @dataclass
@@ -61,15 +65,15 @@ def pick_edition(root: Path, edition: str | None) -> str:
         if edition not in found:
             guess = did_you_mean(edition, found)
             raise RenderFailed(f"no lock for edition '{edition}' (generated/{edition}/plan.lock)"
-                               + (f"; did you mean '{guess}'?" if guess else "; run `lrc compile`"))
+                               + (f"; did you mean '{guess}'?" if guess else "; run `lrc compile`"), code="LRC8201")
         return edition
     if len(found) == 1:
         return found[0]
     if "demo" in found:
         return "demo"
     if not found:
-        raise RenderFailed("generated/ holds no plan.lock; run `lrc compile` first")
-    raise RenderFailed(f"several editions are compiled ({', '.join(found)}); choose one with --edition", EXIT_USAGE)
+        raise RenderFailed("generated/ holds no plan.lock; run `lrc compile` first", code="LRC8201")
+    raise RenderFailed(f"several editions are compiled ({', '.join(found)}); choose one with --edition", EXIT_USAGE, code="LRC8201")
 
 
 def _pick_workload(plan: dict[str, Any], name: str) -> str:
@@ -115,7 +119,7 @@ def render(root: Path, workload_name: str, system: str, edition: str | None = No
     try:
         lock = load_verified(lock_path)
     except Refused as exc:
-        raise RenderFailed(f"{exc}\n  (`lrc execute` would refuse this lock too; run `lrc compile`)", EXIT_REFUSED) from exc
+        raise RenderFailed(str(exc), EXIT_REFUSED, code="LRC8203", hint="`lrc execute` would refuse this lock too; run `lrc compile`") from exc
     plan = lock["plan"]
     ref = _pick_workload(plan, workload_name)
     workload = plan["workloads"][ref]
@@ -136,12 +140,12 @@ def render(root: Path, workload_name: str, system: str, edition: str | None = No
     try:
         seed = resolve_seed(plan, seed_file)
     except Refused as exc:
-        raise RenderFailed(str(exc), EXIT_REFUSED) from exc
+        raise RenderFailed(str(exc), EXIT_REFUSED, code="LRC8203") from exc
     try:
         generated = preview.generate_item(plan, ref, seed, item)
         messages = preview.item_messages(workload, system, generated, model_entry)
     except preview.PreviewError as exc:
-        raise RenderFailed(str(exc)) from exc
+        raise RenderFailed(str(exc), code="LRC8204") from exc
     files = {name: preview.file_facts(data) for name, data in sorted(generated.files.items())}
     return Rendered(edition_id, rel_lock, lock["root_digest"], ref, system, model_id, "item", messages,
                     {"index": generated.index, "item_id": generated.item_id, "files": files}, tools, notes)

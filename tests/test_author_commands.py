@@ -213,9 +213,22 @@ def test_diff_against_a_tampered_or_missing_lock_is_an_error(project: Path, tmp_
     bad = tmp_path / "tampered.lock"
     bad.write_text(json.dumps(data), encoding="utf-8")
     result = diff.run(project, str(bad))
-    assert result.failed and "modified after compilation" in result.error
+    assert result.failed and "modified after compilation" in result.error and result.error_code == "LRC8103"
+    assert [d.code for d in result.diagnostics.items] == ["LRC8103"]
     result = diff.run(project, str(tmp_path / "missing.lock"))
-    assert result.failed and "cannot read" in result.error
+    assert result.failed and "cannot read" in result.error and result.error_code == "LRC8101"
+
+
+def test_diff_against_a_ref_whose_specs_do_not_compile(project: Path) -> None:
+    system = project / "specs/systems/single-shot.yaml"
+    good = system.read_text(encoding="utf-8")
+    system.write_text(good + "timeout: 3\n", encoding="utf-8")  # an unknown field at that commit
+    _commit(project, "broken")
+    system.write_text(good, encoding="utf-8")
+    result = diff.run(project, "HEAD")
+    assert result.failed and result.error_code == "LRC8102"
+    codes = [(d.code, d.path) for d in result.diagnostics.sorted()]
+    assert ("LRC2003", "HEAD:specs/systems/single-shot.yaml") in codes and ("LRC8102", None) in codes
 
 
 def test_code_component_changes_against_a_git_ref(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -280,14 +293,16 @@ def test_cli_diff_errors_exit_1(repo_project: Path, tmp_path: Path) -> None:
     assert res.returncode == 1
     doc = _json(res)
     assert doc["ok"] is False and "unknown git ref" in doc["error"]
+    assert [d["code"] for d in doc["diagnostics"]] == ["LRC8101"]
     res = run_lrc("diff", "--against", "no-such-branch", "--format", "github", cwd=repo_project)
-    assert res.returncode == 1 and res.stdout.startswith("::error title=lrc diff::unknown git ref")
+    assert res.returncode == 1 and res.stdout.startswith("::error title=LRC8101::unknown git ref")
+    assert "lrc: error[LRC8101]: unknown git ref 'no-such-branch'" in run_lrc("diff", "--against", "no-such-branch", cwd=repo_project).stderr
 
     plain = tmp_path / "plain"
     for name in ("specs", "schemas"):
         shutil.copytree(repo_project / name, plain / name)
     res = run_lrc("diff", cwd=plain)
-    assert res.returncode == 1 and "not inside a git repository" in res.stderr
+    assert res.returncode == 1 and "not inside a git repository" in res.stderr and "error[LRC8101]" in res.stderr
 
     _edit(repo_project / WORKLOAD, "title: AP inbox triage", "titel: AP inbox triage")
     res = run_lrc("diff", "--format", "json", cwd=repo_project)
@@ -462,21 +477,24 @@ def test_render_held_out_edition_needs_the_seed_file(project: Path, tmp_path: Pa
 
 def test_render_problems(project: Path) -> None:
     res = run_lrc("render", "triage.ap-inbx", "--system", "single-shot", cwd=project)
-    assert res.returncode == 1 and "did you mean triage.ap-inbox.v1?" in res.stderr
+    assert res.returncode == 1 and "did you mean triage.ap-inbox.v1?" in res.stderr and "error[LRC8202]" in res.stderr
     res = run_lrc("render", "execute.month-end", "--system", "single-shot", cwd=project)
-    assert res.returncode == 1 and "with system(s) agentic, not 'single-shot'" in res.stderr
+    assert res.returncode == 1 and "with system(s) agentic, not 'single-shot'" in res.stderr and "error[LRC8202]" in res.stderr
     res = run_lrc("render", "triage.ap-inbox", "--system", "single-shot", "--item", "999", "--format", "json", cwd=project)
-    assert res.returncode == 1 and "outside this edition's items" in _json(res)["error"]
+    doc = _json(res)
+    assert res.returncode == 1 and "outside this edition's items" in doc["error"] and doc["ok"] is False
+    assert [d["code"] for d in doc["diagnostics"]] == ["LRC8204"] and doc["format_version"] == 1
     res = run_lrc("render", "triage.ap-inbox", "--system", "single-shot", "--model", "lrc/orcle", "--format", "github", cwd=project)
-    assert res.returncode == 1 and res.stdout.startswith("::error title=lrc render::the edition does not run model 'lrc/orcle'")
+    assert res.returncode == 1 and res.stdout.startswith("::error title=LRC8202::the edition does not run model 'lrc/orcle'")
     assert run_lrc("render", "triage.ap-inbox", "--system", "single-shot", "--item", "-1", cwd=project).returncode == 2
     assert run_lrc("render", "triage.ap-inbox", cwd=project).returncode == 2  # --system is required
     res = run_lrc("render", "triage.ap-inbox", "--system", "single-shot", "--edition", "nope", cwd=project)
-    assert res.returncode == 1 and "no lock for edition 'nope'" in res.stderr
+    assert res.returncode == 1 and "no lock for edition 'nope'" in res.stderr and "error[LRC8201]" in res.stderr
     lock = project / "generated/demo/plan.lock"
     lock.write_bytes(lock.read_bytes().replace(b'"n_per_cell": 15', b'"n_per_cell": 14'))
     res = run_lrc("render", "triage.ap-inbox", "--system", "single-shot", cwd=project)
     assert res.returncode == 4 and "modified after compilation" in res.stderr and "Traceback" not in res.stderr
+    assert "error[LRC8203]" in res.stderr
 
 
 def test_render_with_several_editions_needs_edition_unless_demo(project: Path) -> None:
