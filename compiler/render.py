@@ -14,7 +14,8 @@ import threading
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from jinja2 import TemplateError, TemplateSyntaxError, UndefinedError, meta
+from jinja2 import Template, TemplateError, TemplateSyntaxError, UndefinedError
+from jinja2.compiler import CodeGenerator
 from jinja2.exceptions import SecurityError
 
 from lrc.compiler.diagnostics import Diagnostics
@@ -101,6 +102,30 @@ def render_workload(spec: Spec, diags: Diagnostics) -> dict[str, dict[str, dict[
     return out
 
 
+class _TrackingGenerator(CodeGenerator):
+    """jinja2's code generator that also records the names a template reads from its context:
+    what `jinja2.meta.find_undeclared_variables` computes, taken from the one code-generation
+    pass the template needs anyway instead of a second, output-less one."""
+
+    def __init__(self, environment) -> None:
+        super().__init__(environment, None, "<template>", None, False, environment.optimized)
+        self.undeclared_identifiers: set[str] = set()
+
+    def enter_frame(self, frame) -> None:
+        super().enter_frame(frame)
+        for _, (action, param) in frame.symbols.loads.items():
+            if action == "resolve" and param not in self.environment.globals:
+                self.undeclared_identifiers.add(param)
+
+
+def _compile(env, parsed) -> tuple[Template, set[str]]:
+    """The template `env.from_string` would build from `parsed`, and its undeclared names."""
+    generator = _TrackingGenerator(env)
+    generator.visit(parsed)
+    code = compile(generator.stream.getvalue(), "<template>", "exec")
+    return env.template_class.from_code(env, code, env.make_globals(None), None), generator.undeclared_identifiers
+
+
 def _checked_render(env, spec: Spec, source: str, context: dict[str, Any], relpath: str, where: dict, pointer: str,
                     diags: Diagnostics) -> str | None:
     """Static checks, then the sample render under a deadline; None (and a diagnostic) on failure."""
@@ -111,7 +136,8 @@ def _checked_render(env, spec: Spec, source: str, context: dict[str, Any], relpa
                     notes=(f"used by {spec.ref} at {pointer}",))
         return None
     try:
-        unknown = sorted(meta.find_undeclared_variables(parsed) - set(CONTEXT_VARIABLES))
+        template, undeclared = _compile(env, parsed)
+        unknown = sorted(undeclared - set(CONTEXT_VARIABLES))
     except TemplateError as exc:  # e.g. a filter the sandbox removed (random)
         diags.error("LRC4001", f"template error: {exc.message or exc}", **where, notes=(f"used by {spec.ref} at {pointer}",))
         return None
@@ -122,7 +148,7 @@ def _checked_render(env, spec: Spec, source: str, context: dict[str, Any], relpa
         return None
     try:
         with _deadline(RENDER_SECONDS):
-            sample = render(source, context, env=env, parsed=parsed)
+            sample = render(source, context, template=template)
     except UndefinedError as exc:
         diags.error("LRC4002", f"sample render failed: {exc.message}", **where,
                     hint="the template reads a field that `task` or `sample_item` does not have",

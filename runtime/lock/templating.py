@@ -146,14 +146,13 @@ def make_environment() -> ImmutableSandboxedEnvironment:
     return env
 
 
-def render(source: str, context: Mapping[str, Any], *, env: ImmutableSandboxedEnvironment | None = None,
-           parsed: Any = None) -> str:
+def render(source: str, context: Mapping[str, Any], *, template: Any = None) -> str:
     """Render template text with `context`; raises jinja2 errors or RenderTooLarge.
 
-    The compiler, which has already parsed `source` with `env` (a `make_environment()`) for its
-    static checks, passes both so the template is not parsed twice."""
-    env = env if env is not None else make_environment()
-    template = env.template_class.from_code(env, env.compile(parsed if parsed is not None else source), env.make_globals(None), None)
+    The compiler, which has already compiled `source` in a `make_environment()` for its static
+    checks, passes that `template` so it is not parsed and compiled twice."""
+    if template is None:
+        template = make_environment().from_string(source)
     chunks: list[str] = []
     size = 0
     for chunk in template.generate(**context):
