@@ -173,9 +173,10 @@ class Cache:
         return hmac.new(self._secret, payload, hashlib.sha256).digest() + payload
 
     def _read_sealed(self, path: Path) -> bytes | None:
-        try:
-            blob = path.read_bytes()
-        except OSError:
+        from lrc.compiler.load import read_regular
+
+        blob = read_regular(path)
+        if blob is None:
             return None
         tag, payload = blob[:SEAL], blob[SEAL:]
         if len(tag) != SEAL or self._secret is None:

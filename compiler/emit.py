@@ -9,10 +9,12 @@ unexpected file and writes nothing.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
 from lrc.compiler.diagnostics import Diagnostics
+from lrc.compiler.load import read_regular
 
 MANAGED_TOP = "generated"
 KEEP = {"generated/ledger.jsonl"}
@@ -52,10 +54,10 @@ def _existing(root: Path, edition_dirs: set[str]) -> set[str]:
 def check(root: Path, outputs: dict[str, bytes], edition_dirs: set[str], diags: Diagnostics) -> None:
     for rel, data in sorted(outputs.items()):
         path = root / rel
-        if not path.exists():
+        if not path.exists() and not path.is_symlink():
             code = "LRC7004" if rel.startswith("generated/ledger") else "LRC7002"
             diags.error(code, f"{rel} is missing", path=rel, hint="run `lrc compile` and commit generated/")
-        elif path.read_bytes() != data:
+        elif read_regular(path) != data:  # a symlink, FIFO or folder in its place is never up to date
             code = "LRC7004" if rel.startswith("generated/ledger") else "LRC7001"
             diags.error(code, f"{rel} is out of date", path=rel, hint="run `lrc compile` and commit generated/")
     for rel in sorted(_existing(root, edition_dirs) - set(outputs)):
@@ -68,8 +70,10 @@ def write(root: Path, outputs: dict[str, bytes], edition_dirs: set[str]) -> list
     changed: list[str] = []
     for rel, data in sorted(outputs.items()):
         path = root / rel
-        if path.exists() and path.read_bytes() == data:
+        if read_regular(path) == data:
             continue
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)  # a folder where a generated file belongs: lrc's own output replaces it
         _atomic_write(path, data)
         changed.append(rel)
     for rel in sorted(_existing(root, edition_dirs) - set(outputs)):

@@ -11,9 +11,11 @@ ISO strings so YAML 1.2 timestamp typing cannot surprise anyone.
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import math
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -308,6 +310,10 @@ class _Builder:
                 self.diags.error("LRC2001", "NaN and infinity are not allowed in specs", path=self.path,
                                  line=pos[0], column=pos[1], pointer=pointer)
                 return None
+            if value.is_integer() and abs(value) <= MAX_SAFE_INTEGER:
+                # 1.0 is the integer 1 to JSON Schema and to canonical JSON alike; keeping a float
+                # would let `version: 1.0` pass validation yet never equal the 1 a reference pins.
+                return int(value)
             return float(value)
         if isinstance(value, str):
             if SURROGATE.search(value):
@@ -405,12 +411,20 @@ def _load_text(text: str, path: str, abspath: Path, diags: Diagnostics) -> Sourc
     return SourceDoc(path=path, abspath=abspath, text=text, data=data, values=builder.values, keys=builder.keys)
 
 
+NOT_REGULAR = "not a regular file"
+
+
 def read_bytes(path: Path | str, limit: int) -> bytes:
-    """Up to `limit + 1` bytes of a file (one more than allowed shows it is too large), with
-    the fewest system calls: open, fstat, read. Raises OSError."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    """Up to `limit + 1` bytes of a regular file (one more than allowed shows it is too large),
+    with the fewest system calls: open, fstat, read. Raises OSError, also for anything but a
+    regular file: opened non-blocking, a FIFO or device planted in a pull request is refused
+    instead of hanging the compiler."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
     try:
-        want = min(os.fstat(fd).st_size, limit) + 1
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, NOT_REGULAR, str(path))
+        want = min(st.st_size, limit) + 1
         data = os.read(fd, want)
         if len(data) < want:
             return data  # the whole file: read stopped at its end
@@ -438,6 +452,19 @@ def read_capped(abspath: Path | str, path: str, diags: Diagnostics, limit: int =
     except OSError as exc:
         diags.error("LRC3004", f"cannot read file: {exc.strerror}", path=path)
         return None
+
+
+def read_regular(path: Path | str, limit: int = 1 << 30) -> bytes | None:
+    """The bytes of `path` if it is a regular file and no symlink; None otherwise (missing, a
+    symlink, a FIFO, a folder, unreadable, larger than `limit`). For files lrc writes or keeps
+    (generated/, the cache), where anything else is simply not the file lrc expects."""
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return None
+        data = read_bytes(path, limit)
+    except (OSError, ValueError):
+        return None
+    return data if len(data) <= limit else None
 
 
 def decode_text(raw: bytes, path: str, diags: Diagnostics) -> str | None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from lrc.compiler.diagnostics import Diagnostics, escape_pointer_token
+from lrc.compiler.load import read_regular
 from lrc.runtime.lock.canonical import digest
 
 LEDGER = "generated/ledger.jsonl"
@@ -72,10 +73,19 @@ class Ledger:
     def read(cls, root: Path, diags: Diagnostics) -> "Ledger":
         path = root / LEDGER
         lines: list[dict] = []
-        if not path.exists():
+        if not path.exists() and not path.is_symlink():
+            return cls(root, lines)
+        data = read_regular(path)
+        try:
+            text = data.decode("utf-8") if data is not None else None
+        except UnicodeDecodeError:
+            text = None
+        if text is None:
+            diags.error("LRC5006", "the ledger is not a readable UTF-8 regular file", path=LEDGER,
+                        hint="the ledger is machine-written and append-only; restore it from version control")
             return cls(root, lines)
         seen: dict[tuple, str] = {}
-        for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        for n, raw in enumerate(text.splitlines(), start=1):
             if not raw.strip():
                 continue
             try:
@@ -98,10 +108,10 @@ class Ledger:
         return cls(root, lines)
 
     def snapshot(self, kind: str, ident: str, version: int) -> Any | None:
-        path = self.root / snapshot_path(kind, ident, version)
+        data = read_regular(self.root / snapshot_path(kind, ident, version))
         try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
+            return json.loads(data.decode("utf-8")) if data is not None else None
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
             return None
 
     def serialize(self, lines: list[dict]) -> bytes:

@@ -3,6 +3,7 @@ now end in diagnostics, quickly, with no exception escaping compile_project."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from pathlib import Path
@@ -57,3 +58,37 @@ def test_integers_beyond_2_53_are_refused_where_they_enter(tmp_path: Path):
     schema.write_text('{"type": "object", "maxProperties": 99999999999999999999}\n')
     result = compile_project(tmp_path, cache=False)
     assert ("LRC3005", "specs/workloads/query.nl2sql/output.schema.json") in {(d.code, d.path) for d in result.diagnostics.items}
+
+
+def _copy(tmp_path: Path) -> Path:
+    for folder in ("specs", "schemas", "generated"):
+        shutil.copytree(REPO / folder, tmp_path / folder)
+    return tmp_path
+
+
+def test_an_integral_float_is_the_integer_it_equals(tmp_path: Path):
+    """`version: 1.0` passed validation (JSON Schema's integer) but never equalled the 1 an
+    edition pins: plan building failed with a KeyError. It now is the integer 1."""
+    root = _copy(tmp_path)
+    spec = root / "specs/workloads/reconcile.ledger/workload.yaml"
+    spec.write_text(spec.read_text().replace("\nversion: 1\n", "\nversion: 1.0\n", 1))
+    result = compile_project(root, check=True, cache=False)
+    assert not result.diagnostics.has_errors, [d.code for d in result.diagnostics.items]
+
+
+@pytest.mark.parametrize("rel", ["generated/demo/plan.lock", "generated/demo/prompts/triage.ap-inbox.v1/single-shot.system.sample.txt",
+                                 "generated/ledger.jsonl"])
+def test_a_fifo_in_generated_is_refused_never_waited_on(rel: str, tmp_path: Path):
+    """A FIFO in place of a generated file made the compiler block forever reading it."""
+    root = _copy(tmp_path)
+    path = root / rel
+    path.unlink()
+    os.mkfifo(path)
+    started = time.monotonic()
+    check = compile_project(root, check=True, cache=False)
+    assert time.monotonic() - started < 10
+    expected = "LRC5006" if rel.endswith("ledger.jsonl") else "LRC7001"
+    assert expected in {d.code for d in check.diagnostics.items if d.severity == "error"}
+    if not rel.endswith("ledger.jsonl"):
+        written = compile_project(root, cache=False)  # a plain compile puts lrc's file back in its place
+        assert not written.diagnostics.has_errors and path.is_file() and not path.is_fifo()
