@@ -47,7 +47,10 @@ def _next_version(ledger: Ledger, key: str, current: int) -> int:
 def bump(root: Path, ident: str, diags: Diagnostics, kind: str | None = None) -> Bumped | None:
     """Bump the spec or code component `ident` (only of `kind` when given: a spec kind or "code")."""
     ledger = Ledger.read(root, diags)
-    schemas = SchemaSet.load(root / "schemas")
+    before = len(diags.items)
+    schemas = SchemaSet.load(root / "schemas", diags)
+    if any(d.severity == "error" for d in diags.items[before:]):
+        return None
     scratch = Diagnostics()  # problems elsewhere in the tree do not block a bump of this file
     for kind_found, doc in load_and_validate(root, schemas, scratch):
         if doc.data.get("id") != ident or (kind is not None and kind_found != kind):

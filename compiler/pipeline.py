@@ -254,11 +254,6 @@ def analyze(root: Path, runtime: Path | None = None, plans: bool = False, cache_
         codeprint.SOURCE_DIGESTS = None
 
 
-def _schemas_digest(schema_dir: Path) -> str:
-    parts = [p.name.encode() + b"\0" + p.read_bytes() for p in sorted(schema_dir.glob("*.schema.json"))]
-    return sha(b"\0\0".join(parts))
-
-
 def _rebuilder(root: Path, schemas: SchemaSet, components: dict):
     """Recompute a cached spec's normalized form and prompts when its blob is gone."""
     def rebuild(spec: Spec) -> dict:
@@ -276,8 +271,10 @@ def _rebuilder(root: Path, schemas: SchemaSet, components: dict):
 def _analyze(root: Path, runtime: Path | None, plans: bool, store: Cache | None = None, write_cache: bool = False) -> Analysis:
     diags = Diagnostics()
     result = Analysis(root, diags)
-    schemas = SchemaSet.load(root / "schemas")
-    memo = Memo(store, _schemas_digest(root / "schemas"), write=write_cache) if store is not None and store.enabled else None
+    schemas = SchemaSet.load(root / "schemas", diags)
+    if diags.has_errors:
+        return result
+    memo = Memo(store, schemas.digest, write=write_cache) if store is not None and store.enabled else None
     tree = scan(root, diags)
     fresh: dict[str, Fresh] = {}
     docs = load_specs(tree, schemas, memo, diags, fresh)

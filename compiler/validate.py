@@ -12,13 +12,14 @@ imported by a compile whose specs are all valid.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from lrc.compiler.diagnostics import Diagnostics, pointer_of
-from lrc.compiler.load import SourceDoc
+from lrc.compiler.load import SourceDoc, read_regular
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -29,6 +30,7 @@ KINDS = {
     "rubrics": "rubric", "taxonomies": "taxonomy", "tasks": "task",
 }
 """specs/ sub-folder -> spec kind (and schemas/<kind>.schema.json)."""
+MAX_SCHEMA_BYTES = 4 * 1024 * 1024
 
 
 @dataclass
@@ -36,15 +38,37 @@ class SchemaSet:
     """The project's schemas, loaded once; validators are built per kind on first use."""
 
     schemas: dict[str, dict]
+    digest: str = ""  # sha256 over the names and bytes read: what validation results depend on
     _python: dict[str, Any] = field(default_factory=dict)
     _rust: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, schema_dir: Path) -> "SchemaSet":
+    def load(cls, schema_dir: Path, diags: Diagnostics | None = None) -> "SchemaSet":
+        """The schemas of `schema_dir`. A file that is not a regular file holding a JSON object
+        is an LRC3005 diagnostic in `diags` (schemas/ arrives in pull requests like specs/),
+        or ValueError without `diags`."""
         schemas: dict[str, dict] = {}
+        h = hashlib.sha256()
         for path in sorted(schema_dir.glob("*.schema.json")):
-            schemas[path.name.removesuffix(".schema.json")] = json.loads(path.read_text(encoding="utf-8"))
-        return cls(schemas)
+            rel = f"{schema_dir.name}/{path.name}"
+            raw = read_regular(path, MAX_SCHEMA_BYTES)
+            problem = None
+            try:
+                schema = json.loads(raw.decode("utf-8")) if raw is not None else None
+                if raw is None:
+                    problem = "not a readable regular file"
+                elif not isinstance(schema, dict):
+                    problem = "not a JSON object"
+            except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+                problem = f"not valid JSON: {exc}"
+            if problem is not None:
+                if diags is None:
+                    raise ValueError(f"{rel}: {problem}")
+                diags.error("LRC3005", f"{rel} is {problem}", path=rel, hint="schemas/ holds the JSON Schemas lrc ships; restore it from version control")
+                continue
+            h.update(path.name.encode() + b"\0" + raw + b"\0")
+            schemas[path.name.removesuffix(".schema.json")] = schema
+        return cls(schemas, h.hexdigest())
 
     def validator(self, kind: str) -> "Draft202012Validator":
         """Python jsonschema's validator for `kind`: the authority on every error."""

@@ -92,3 +92,20 @@ def test_a_fifo_in_generated_is_refused_never_waited_on(rel: str, tmp_path: Path
     if not rel.endswith("ledger.jsonl"):
         written = compile_project(root, cache=False)  # a plain compile puts lrc's file back in its place
         assert not written.diagnostics.has_errors and path.is_file() and not path.is_fifo()
+
+
+@pytest.mark.parametrize("damage", ["fifo", "not-json", "not-an-object"])
+def test_a_damaged_schema_file_is_a_diagnostic(damage: str, tmp_path: Path):
+    """schemas/ arrives in pull requests like specs/: a FIFO there blocked the compiler, and
+    a file that is not a JSON object ended in an internal error."""
+    root = _copy(tmp_path)
+    path = root / "schemas/system.schema.json"
+    path.unlink()
+    if damage == "fifo":
+        os.mkfifo(path)
+    else:
+        path.write_text("{not json" if damage == "not-json" else "[1, 2]")
+    started = time.monotonic()
+    result = compile_project(root, check=True, cache=False)
+    assert time.monotonic() - started < 10
+    assert [(d.code, d.path) for d in result.diagnostics.items] == [("LRC3005", "schemas/system.schema.json")]
