@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
+from helpers.stub_server import StubServer
 from support import REPO
 
 
@@ -43,3 +44,14 @@ def output_schema(request: pytest.FixtureRequest) -> dict[str, Any]:
 def params(spec: dict[str, Any]) -> dict[str, Any]:
     """The parameters of the workload's first grading check."""
     return dict(spec["grading"]["checks"][0]["params"])
+
+
+@pytest.fixture(scope="module")
+def stub() -> StubServer:
+    """A local OpenAI-compatible server (tests/helpers/stub_server.py) for one test module."""
+    server = StubServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+        assert not server.handler_threads(), "stub server handler threads survived stop()"

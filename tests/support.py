@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 LRC = [sys.executable, "-m", "lrc.compiler.cli"]
@@ -15,3 +16,34 @@ def run_lrc(*args: str, cwd: Path | None = None, env: dict[str, str] | None = No
     """Run `lrc ARGS` as a real subprocess (the same entry point as the installed script)."""
     full_env = {**os.environ, **(env or {})}
     return subprocess.run([*LRC, *args], cwd=cwd or REPO, env=full_env, capture_output=True, text=True, timeout=timeout)
+
+
+def tool_defs(spec: dict[str, Any], output_schema: dict[str, Any] | None = None, system: str = "agentic") -> list[dict[str, Any]]:
+    """A workload's tool definitions in the OpenAI function format, as the compiler locks them
+    (compiler/plan.py): `parameters_from: output` takes the output schema without $schema,
+    $id and title."""
+    defs = []
+    for d in spec["systems"][system]["tools"]["definitions"]:
+        if "parameters" in d:
+            parameters = d["parameters"]
+        else:
+            assert output_schema is not None, f"tool {d['name']} takes its parameters from the output schema"
+            parameters = {k: v for k, v in output_schema.items() if k not in ("$schema", "$id", "title")}
+        defs.append({"type": "function", "function": {"name": d["name"], "description": d["description"], "parameters": parameters}})
+    return defs
+
+
+ENVIRONMENTS = (("0", "UTC"), ("12345", "Asia/Tokyo"), ("random", "America/Los_Angeles"), ("4242", "Pacific/Kiritimati"))
+"""(PYTHONHASHSEED, TZ) pairs a generator's output must not depend on."""
+
+
+def outputs_across_environments(script: str, args: list[str], cwd: Path) -> set[str]:
+    """The stdout of `python -c script ARGS` under each of ENVIRONMENTS (a set of one when the
+    output depends on neither the hash seed nor the time zone)."""
+    outs = set()
+    for hashseed, tz in ENVIRONMENTS:
+        env = {**os.environ, "PYTHONHASHSEED": hashseed, "TZ": tz, "LC_ALL": "C"}
+        done = subprocess.run([sys.executable, "-c", script, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        outs.add(done.stdout.strip())
+    return outs

@@ -45,16 +45,6 @@ _BATCH = re.compile(r"AP-B(\d\d)")
 # -- fixtures -----------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def stub():
-    server = StubServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
-        assert not server.handler_threads(), "stub server handler threads survived stop()"
-
-
-@pytest.fixture(scope="module")
 def local_lock(stub: StubServer, tmp_path_factory) -> Path:
     return build_project(tmp_path_factory.mktemp("local-project"), stub.api_base, n_per_cell=N)
 

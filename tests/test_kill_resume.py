@@ -33,16 +33,6 @@ IDENTICAL = ("cells.csv", "cells.parquet", "rate-card.md", "summary.json")
 
 
 @pytest.fixture(scope="module")
-def stub():
-    server = StubServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
-        assert not server.handler_threads(), "stub server handler threads survived stop()"
-
-
-@pytest.fixture(scope="module")
 def lock(stub: StubServer, tmp_path_factory) -> Path:
     return build_project(tmp_path_factory.mktemp("kill-project"), stub.api_base, n_per_cell=15,
                          max_concurrency=MAX_CONCURRENCY)

@@ -27,7 +27,7 @@ from lrc.runtime.workloads import financedb
 from lrc.runtime.workloads.base import Item, Reply
 from lrc.runtime.workloads.query_nl2sql import generator, grading, reference
 from lrc.runtime.workloads.query_nl2sql.tools import Toolbox
-from support import run_lrc
+from support import run_lrc, tool_defs
 
 from helpers.agent_loop import render_messages, run_tool_loop, single_shot_answer
 from helpers.workload import assert_imports_confined
@@ -60,14 +60,6 @@ def by_topic(items: list[Item], topic: str) -> Item:
 
 def messages_for(spec: dict[str, Any], item: Item, system: str) -> list[dict[str, Any]]:
     return render_messages(SPEC_DIR, spec, item.context, system)
-
-
-def tool_defs(spec: dict[str, Any], output_schema: dict[str, Any]) -> list[dict[str, Any]]:
-    defs = []
-    for d in spec["systems"]["agentic"]["tools"]["definitions"]:
-        parameters = d.get("parameters") or {k: v for k, v in output_schema.items() if not k.startswith("$") and k != "title"}
-        defs.append({"type": "function", "function": {"name": d["name"], "description": d["description"], "parameters": parameters}})
-    return defs
 
 
 def grade(answer: Any, item: Item, params: dict[str, Any], output_schema: dict[str, Any]) -> tuple[bool, list]:

@@ -9,10 +9,7 @@ import copy
 import datetime as dt
 import hashlib
 import json
-import os
 import re
-import subprocess
-import sys
 from collections import Counter
 from decimal import Decimal
 from pathlib import Path
@@ -28,6 +25,7 @@ from lrc.runtime.workloads.reconcile_ledger.tools import MAX_LIMIT, TRUNCATION_M
 
 from helpers.agent_loop import render_messages, run_tool_loop, single_shot_answer
 from helpers.workload import assert_imports_confined, canonical, item_json
+from support import outputs_across_environments, tool_defs
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_DIR = ROOT / "specs" / "workloads" / "reconcile.ledger"
@@ -58,14 +56,6 @@ def canary(gen_params: dict[str, Any]) -> list[Item]:
 
 def messages_for(spec: dict[str, Any], item: Item, system: str) -> list[dict[str, Any]]:
     return render_messages(SPEC_DIR, spec, item.context, system)
-
-
-def tool_defs(spec: dict[str, Any], output_schema: dict[str, Any]) -> list[dict[str, Any]]:
-    defs = []
-    for d in spec["systems"]["agentic"]["tools"]["definitions"]:
-        parameters = d.get("parameters") or {k: v for k, v in output_schema.items() if k not in ("$schema", "$id", "title")}
-        defs.append({"type": "function", "function": {"name": d["name"], "description": d["description"], "parameters": parameters}})
-    return defs
 
 
 def grade(answer: Any, item: Item, params: dict[str, Any], output_schema: dict[str, Any]) -> tuple[bool, list]:
@@ -180,14 +170,7 @@ print(h.hexdigest())
 
 
 def test_generation_does_not_depend_on_hash_seed_or_time_zone(tmp_path: Path) -> None:
-    outs = set()
-    for hashseed, tz in (("0", "UTC"), ("4242", "Pacific/Kiritimati"), ("random", "America/New_York")):
-        env = {**os.environ, "PYTHONHASHSEED": hashseed, "TZ": tz, "LC_ALL": "C"}
-        done = subprocess.run([sys.executable, "-c", _DETERMINISM_SCRIPT, "det-seed"], env=env, cwd=tmp_path,
-                              capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, done.stderr
-        outs.add(done.stdout.strip())
-    assert len(outs) == 1
+    assert len(outputs_across_environments(_DETERMINISM_SCRIPT, ["det-seed"], tmp_path)) == 1
 
 
 def test_items_match_item_schema(spec: dict[str, Any], canary: list[Item]) -> None:

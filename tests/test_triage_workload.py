@@ -18,6 +18,7 @@ from lrc.runtime.workloads.triage_ap_inbox.tools import TRUNCATION_MARKER, Toolb
 
 from helpers.agent_loop import render_messages, run_tool_loop, single_shot_answer
 from helpers.workload import assert_imports_confined, canonical, item_json
+from support import tool_defs
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_DIR = ROOT / "specs" / "workloads" / "triage.ap-inbox"
@@ -43,14 +44,6 @@ def canary() -> list[Item]:
 
 def messages_for(spec: dict[str, Any], item: Item, system: str) -> list[dict[str, Any]]:
     return render_messages(SPEC_DIR, spec, item.context, system)
-
-
-def tool_defs(spec: dict[str, Any], output_schema: dict[str, Any]) -> list[dict[str, Any]]:
-    defs = []
-    for d in spec["systems"]["agentic"]["tools"]["definitions"]:
-        parameters = d.get("parameters") or {k: v for k, v in output_schema.items() if not k.startswith("$")}
-        defs.append({"type": "function", "function": {"name": d["name"], "description": d["description"], "parameters": parameters}})
-    return defs
 
 
 def grade(answer: Any, item: Item, params: dict[str, Any], output_schema: dict[str, Any]) -> tuple[bool, list]:
