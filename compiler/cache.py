@@ -2,14 +2,14 @@
 
 What it holds (compiler/units.py explains the per-spec memo): for each spec file, what its
 own stages (load, validate, defaults, file inlining, render, digest) made of its exact bytes
-and the exact bytes of every file it references; and small content-keyed facts (a JSON
-Schema passed its metaschema check; a module's source digest). Every entry is checked
-against the bytes on disk before it is used, so an edit is always seen.
+and the exact bytes of every file it references; and, keyed by a module's source bytes, what
+the code fingerprinting derives from it. Every entry is checked against the bytes on disk
+before it is used, so an edit is always seen.
 
 Three rules keep it honest:
 - *Namespaced by the toolchain*: a digest of the compiler's own source, the lrc release, the
   Python version and the versions of the libraries whose behaviour results depend on
-  (jsonschema, referencing, jinja2, ruamel.yaml). Change any of them and the cache is cold.
+  (LIBRARIES). Change any of them and the cache is cold.
 - *Sealed*: every cache file carries an HMAC under a per-user key kept outside the project
   (~/.cache/lrc/cache.key). Specs arrive in pull requests; a `.lrc-cache/` committed into
   one, mapping a bad spec to a clean result, would otherwise make `lrc compile --check`
@@ -132,7 +132,7 @@ def toolchain_digest() -> str:
 class Cache:
     """The sealed cache of one project: a marshal'd index of namespaces plus blob files.
 
-    Namespaces are dicts filled in place (`namespace`, `get`, `put`); blobs are larger
+    Namespaces are dicts filled in place (`namespace`, then mark `dirty`); blobs are larger
     values written to their own files and read only when asked for (`put_blob`,
     `get_blob`)."""
 
@@ -188,14 +188,6 @@ class Cache:
     # -- namespaces ------------------------------------------------------------------------
     def namespace(self, name: str) -> dict[str, Any]:
         return self.data.setdefault(name, {})
-
-    def get(self, name: str, key: str) -> Any:
-        return self.data.get(name, {}).get(key) if self.enabled else None
-
-    def put(self, name: str, key: str, value: Any) -> None:
-        if self.enabled:
-            self.namespace(name)[key] = value
-            self.dirty = True
 
     # -- blobs -----------------------------------------------------------------------------
     def _blob_path(self, key: str) -> Path:

@@ -385,10 +385,6 @@ class _Builder:
         return True, root
 
 
-CACHE: Any = None
-"""The compiler's content-addressed cache (compiler/cache.py), when the pipeline sets one."""
-
-
 def load_text(text: str, path: str, abspath: Path, diags: Diagnostics) -> SourceDoc | None:
     """Load YAML text that has already passed size and encoding checks (one parse, fresh parser).
 

@@ -7,8 +7,10 @@ written. The result carries the in-memory outputs so tests and `--check` can com
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 from lrc.compiler import emit
 from lrc.compiler import load as load_module
@@ -59,11 +61,6 @@ class CompileResult:
     locks: dict[str, dict] = field(default_factory=dict)  # edition id -> lock
     graph: Graph | None = None
     cache_hits: int = 0  # spec files served from the compile cache (compiler/units.py)
-
-
-def spec_files(root: Path, diags: Diagnostics) -> list[tuple[str, Path]]:
-    """(kind, absolute path) of every spec file, in compile order; stray files reported."""
-    return [(f.kind, f.path) for f in scan(root, diags).files]
 
 
 def load_and_validate(root: Path, schemas: SchemaSet, diags: Diagnostics) -> list[tuple[str, SourceDoc]]:
@@ -127,22 +124,27 @@ def discover_components(root: Path, diags: Diagnostics) -> dict[str, codeprint.C
         return {}
 
 
-def compile_project(root: Path, check: bool = False, cache: bool = True) -> CompileResult:
-    """Compile `root`; with `cache`, reuse results from .lrc-cache/ (compiler/cache.py,
-    compiler/units.py), written by a plain compile and only read by --check."""
-    store = Cache(root, enabled=cache)
-    load_module.CACHE = store if store.enabled else None
+@contextmanager
+def _attached(store: Cache, write: bool) -> Iterator[Cache]:
+    """Lend the cache's code namespace to the code fingerprinting for one command; with
+    `write`, save the cache afterwards (--check, diff and bump only read it)."""
     codeprint.SOURCE_DIGESTS = store.namespace("code") if store.enabled else None
     known = len(codeprint.SOURCE_DIGESTS or {})
     try:
-        return _compile_project(root, check, store)
+        yield store
     finally:
         if len(codeprint.SOURCE_DIGESTS or {}) != known:
             store.dirty = True  # the code namespace is filled in place
-        load_module.CACHE = None
         codeprint.SOURCE_DIGESTS = None
-        if not check:  # --check writes nothing at all, the cache included; it only reads it
+        if write:
             store.save()
+
+
+def compile_project(root: Path, check: bool = False, cache: bool = True) -> CompileResult:
+    """Compile `root`; with `cache`, reuse results from .lrc-cache/ (compiler/cache.py,
+    compiler/units.py), written by a plain compile and only read by --check."""
+    with _attached(Cache(root, enabled=cache), write=not check) as store:
+        return _compile_project(root, check, store)
 
 
 def _compile_project(root: Path, check: bool, store: Cache | None = None) -> CompileResult:
@@ -244,14 +246,8 @@ def analyze(root: Path, runtime: Path | None = None, plans: bool = False, cache_
     are checked against the bytes they were made from, so they serve any tree, an old git
     ref's included.
     """
-    store = Cache(cache_root if cache_root is not None else root)
-    load_module.CACHE = store if store.enabled else None
-    codeprint.SOURCE_DIGESTS = store.namespace("code") if store.enabled else None
-    try:
+    with _attached(Cache(cache_root if cache_root is not None else root), write=False) as store:
         return _analyze(root, runtime, plans, store=store, write_cache=False)
-    finally:
-        load_module.CACHE = None
-        codeprint.SOURCE_DIGESTS = None
 
 
 def _rebuilder(root: Path, schemas: SchemaSet, components: dict):

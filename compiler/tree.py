@@ -73,7 +73,7 @@ def _order(rel: str) -> str:
 
 
 def scan(root: Path, diags: Diagnostics) -> SpecTree:
-    """The spec tree of `root`; stray YAML files are reported as `spec_files` always did."""
+    """The spec tree of `root`; YAML files outside a kind folder are reported."""
     tree = SpecTree(root)
     specs = root / "specs"
     try:
