@@ -1,102 +1,57 @@
 """Read-only SQL over one item's database: the only way agent tools and graders run SQL.
 
 SQLite's `mode=ro` is not a sandbox (`ATTACH` of a new file and `VACUUM INTO` still write),
-so read-only holds *by construction*, in layers:
+and SQLite's progress handler is not a limit (one VM step — a `LIKE` over a long string, a
+sort of long rows — can take seconds or gigabytes). So the SQL never runs in this process:
 
-1. The database is the item's bytes, deserialized into a private in-memory copy. There is
-   no file to write to, and the source bytes are immutable.
-2. An authorizer allow-list, consulted for every statement when it is prepared: SELECT,
-   READ (of the main database), RECURSIVE (CTEs), FUNCTION (named, allow-listed
-   functions only — no `load_extension`, no clock, no randomness), and the schema-reading
-   PRAGMAs. Everything else — INSERT/UPDATE/DELETE, CREATE/DROP/ALTER, ATTACH/DETACH,
-   VACUUM (INTO), PRAGMA writes, transactions, savepoints, ANALYZE — is denied.
-3. `SQLITE_LIMIT_ATTACHED = 0`, so even a bypassed ATTACH has nowhere to go; `query_only`
-   and `trusted_schema = OFF` as a further net; temp storage in memory (no temp files).
-4. Resource limits: a deterministic work budget counted in SQLite VM steps by a progress
-   handler (the same query stops at the same point on every machine, so a resumed run sees
-   the same tool results), a wall-clock backstop, caps on value size, columns, SQL length,
-   rows and bytes returned — with an explicit truncation flag, never a silent cut. Memory
-   is bounded only through the budget (a sort over a cross join peaks near 200 MB at the
-   default); a hard cap needs a worker process with RLIMIT_AS, which this in-process
-   sandbox does not have. printf()/format() are wrapped, because SQLite pads `%.*c` inside
-   a single VM step that no progress handler can interrupt.
+1. The engine (`sqlengine.py`: a private in-memory copy of the database, the authorizer
+   allow-list, `SQLITE_LIMIT_ATTACHED = 0`, the deterministic VM-step work budget, no clock
+   and no randomness, capped printf) runs in a small pool of worker processes, started
+   with `python -I -S` on the engine file and kept warm. Each worker caps its address space
+   with RLIMIT_AS (`MEMORY_HEADROOM` above what it maps at start) and SQLite's hard heap
+   limit a little below that.
+2. Every query has a hard wall-clock limit: past `seconds` + `KILL_SLACK` the worker is
+   killed (SIGKILL) and replaced, and the query comes back as a time-limit error. The
+   work budget still fires first for ordinary runaway queries, at the same VM step on
+   every machine, so a resumed run sees the same tool result.
+3. Results are bounded in rows and bytes (with an explicit truncation flag, never a silent
+   cut), and the reply from a worker is size-checked before it is parsed.
+4. `query()` blocks only its own thread; async callers use `aquery()` (or run the tool in a
+   thread, as the agentic system does), so a slow query never stalls the event loop.
 5. Failures are values: `query()` never raises; an error comes back as a QueryResult the
    tool hands to the model, and the sandbox keeps working for the next query.
 
-The clock is refused too ('now', CURRENT_DATE, date() without arguments): a query whose
-answer depends on when it runs cannot be graded reproducibly or replayed on resume.
+Workers cache a few databases by content digest (one guarded connection each), so a run's
+queries and its grading on the same bytes do not reload them.
 """
 
 from __future__ import annotations
 
+import asyncio
+import atexit
+import hashlib
 import json
-import re
-import sqlite3
+import os
+import select
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass
 from typing import Any
 
+from lrc.runtime.checks import sqlengine
+from lrc.runtime.checks.sqlengine import ALLOWED_FUNCTIONS, MAX_COLUMNS, MAX_SQL_CHARS, MAX_VALUE_BYTES  # noqa: F401
+
 DEFAULT_MAX_ROWS = 200
 DEFAULT_MAX_BYTES = 2_000_000
-DEFAULT_VM_BUDGET = 20_000_000  # SQLite VM steps: under a second of work, and a bound on memory
-DEFAULT_SECONDS = 10.0  # wall-clock backstop; the VM budget normally fires first
-PROGRESS_EVERY = 10_000  # VM steps between progress-handler calls
-MAX_SQL_CHARS = 20_000
-MAX_VALUE_BYTES = 100_000  # largest string or blob a query may build
-MAX_COLUMNS = 64
+DEFAULT_VM_BUDGET = 20_000_000  # SQLite VM steps: under a second of ordinary work
+DEFAULT_SECONDS = 10.0  # wall-clock limit: the worker is killed past it (+ KILL_SLACK)
+KILL_SLACK = 0.5  # seconds after the engine's own soft deadline before the hard kill
+MEMORY_HEADROOM = 256 * 1024 * 1024  # RLIMIT_AS above what a worker maps at start
+POOL_SIZE = max(2, min(4, os.cpu_count() or 2))
 TRUNCATION_MARKER = "…[truncated]"
-
-ALLOWED_FUNCTIONS = frozenset({
-    # aggregate
-    "avg", "count", "group_concat", "string_agg", "max", "min", "sum", "total",
-    # window
-    "row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead", "first_value",
-    "last_value", "nth_value",
-    # scalar
-    "abs", "char", "coalesce", "concat", "concat_ws", "format", "glob", "hex", "ifnull", "iif", "instr", "length",
-    "like", "likelihood", "likely", "lower", "ltrim", "nullif", "octet_length", "printf", "quote",
-    "replace", "round", "rtrim", "sign", "substr", "substring", "trim", "typeof", "unicode", "unlikely", "upper",
-    "unhex",
-    # date and time (the clock forms are refused before preparing, see _CLOCK)
-    "date", "time", "datetime", "julianday", "strftime", "unixepoch", "timediff",
-    # math
-    "acos", "asin", "atan", "atan2", "ceil", "ceiling", "cos", "degrees", "exp", "floor", "ln", "log", "log10",
-    "log2", "mod", "pi", "pow", "power", "radians", "sin", "sqrt", "tan", "trunc",
-    # json (read-only helpers)
-    "json", "json_array", "json_array_length", "json_extract", "json_group_array", "json_group_object", "json_object",
-    "json_quote", "json_type", "json_valid", "json_each", "json_tree",
-})
-"""Functions a query may call. Not here, so denied: load_extension, random, randomblob,
-zeroblob, current_date/current_time/current_timestamp, sqlite_* introspection, fts helpers.
-`printf`/`format` are wrapped (see _guarded_printf): SQLite pads `%.*c` one character at a
-time inside a single VM step, where no progress handler can stop it."""
-
-_PRINTF_SPEC = re.compile(r"%([-+ 0#,!]*)(\*|\d+)?(?:\.(\*|\d+))?")
-MAX_PRINTF_WIDTH = 100
-
-READONLY_PRAGMAS = frozenset({"table_info", "table_xinfo", "table_list", "index_list", "index_info", "index_xinfo",
-                              "foreign_key_list"})
-"""Schema-reading PRAGMAs (statement form, e.g. `PRAGMA table_info(gl_lines)`)."""
-
-_ACTION_NAMES = {
-    1: "CREATE INDEX", 2: "CREATE TABLE", 3: "CREATE TEMP INDEX", 4: "CREATE TEMP TABLE", 5: "CREATE TEMP TRIGGER",
-    6: "CREATE TEMP VIEW", 7: "CREATE TRIGGER", 8: "CREATE VIEW", 9: "DELETE", 10: "DROP INDEX", 11: "DROP TABLE",
-    12: "DROP TEMP INDEX", 13: "DROP TEMP TABLE", 14: "DROP TEMP TRIGGER", 15: "DROP TEMP VIEW", 16: "DROP TRIGGER",
-    17: "DROP VIEW", 18: "INSERT", 19: "PRAGMA", 20: "READ", 21: "SELECT", 22: "TRANSACTION", 23: "UPDATE", 24: "ATTACH",
-    25: "DETACH", 26: "ALTER TABLE", 27: "REINDEX", 28: "ANALYZE", 29: "CREATE VIRTUAL TABLE", 30: "DROP VIRTUAL TABLE",
-    31: "FUNCTION", 32: "SAVEPOINT", 33: "RECURSIVE",
-}
-"""Authorizer action codes (sqlite3.h), for messages."""
-_SELECT, _READ, _FUNCTION, _PRAGMA = sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_PRAGMA
-_RECURSIVE = getattr(sqlite3, "SQLITE_RECURSIVE", 33)
-
-_CLOCK = re.compile(
-    r"""['"]\s*now\s*['"]"""  # date('now'), "now"
-    r"""|\b(?:date|time|datetime|julianday|unixepoch)\s*\(\s*\)"""  # no-argument forms mean now
-    r"""|\bstrftime\s*\(\s*'[^']*'\s*\)""",  # strftime(format) means now
-    re.IGNORECASE,
-)
+_ENGINE = os.path.abspath(sqlengine.__file__)
 
 
 @dataclass(frozen=True)
@@ -139,110 +94,174 @@ def _cell_text(value: Any, limit: int) -> Any:
     return value
 
 
-class _PrintfRefused(ValueError):
-    pass
+class _WorkerGone(Exception):
+    """The worker died or overran its hard deadline; it has been killed."""
+
+    def __init__(self, timed_out: bool):
+        super().__init__("timed out" if timed_out else "died")
+        self.timed_out = timed_out
 
 
-def _guarded_printf(inner: sqlite3.Connection):
-    """printf/format with width and precision capped, delegated to SQLite's own printf."""
+class _Worker:
+    """One engine process and its pipes. Used by one thread at a time (the pool's checkout)."""
 
-    def printf(fmt: Any, *args: Any) -> Any:
-        if fmt is None:
-            return None
-        text = str(fmt)
-        for m in _PRINTF_SPEC.finditer(text):
-            for part in (m.group(2), m.group(3)):
-                if part == "*" or (part and int(part) > MAX_PRINTF_WIDTH):
-                    raise _PrintfRefused(f"printf width/precision above {MAX_PRINTF_WIDTH} or '*'")
-        marks = ", ".join("?" * (len(args) + 1))
-        return inner.execute(f"SELECT printf({marks})", (text, *args)).fetchone()[0]
+    def __init__(self, headroom: int):
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", "-S", _ENGINE, str(headroom)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, close_fds=True, cwd="/", start_new_session=True)
+        self.peak_rss_kb = 0
 
-    return printf
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.proc.kill()
+            except OSError:  # pragma: no cover - already gone
+                pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:  # pragma: no cover - a process that survives SIGKILL
+            pass
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            try:
+                pipe.close()
+            except OSError:
+                pass
+
+    def _send(self, *frames: bytes) -> None:
+        try:
+            self.proc.stdin.write(b"".join(sqlengine.FRAME.pack(len(f)) + f for f in frames))
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError, ValueError) as exc:
+            self.kill()
+            raise _WorkerGone(False) from exc
+
+    def _receive(self, deadline: float, max_size: int) -> dict[str, Any]:
+        fd = self.proc.stdout.fileno()
+        buf = bytearray()
+        need = sqlengine.FRAME.size
+        header_done = False
+        while True:
+            while len(buf) < need:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self.kill()
+                    raise _WorkerGone(True)
+                ready, _, _ = select.select([fd], [], [], left)
+                if not ready:
+                    continue
+                chunk = os.read(fd, max(65536, need - len(buf)))
+                if not chunk:
+                    self.kill()
+                    raise _WorkerGone(False)
+                buf += chunk
+            if header_done:
+                return json.loads(bytes(buf[sqlengine.FRAME.size:need]))
+            size = sqlengine.FRAME.unpack(bytes(buf[:sqlengine.FRAME.size]))[0]
+            if size > max_size:
+                self.kill()
+                raise _WorkerGone(False)
+            need = sqlengine.FRAME.size + size
+            header_done = True
+
+    def query(self, digest: str, data: bytes, request: dict[str, Any], deadline: float, max_size: int) -> dict[str, Any]:
+        body = json.dumps({"op": "query", "db": digest, **request}).encode("utf-8")
+        self._send(body)
+        reply = self._receive(deadline, max_size)
+        if reply.get("need_db"):
+            self._send(json.dumps({"op": "load", "db": digest}).encode(), data)
+            loaded = self._receive(time.monotonic() + 60, 1_000_000)
+            if not loaded.get("loaded"):
+                return loaded
+            self._send(body)
+            reply = self._receive(deadline, max_size)
+        self.peak_rss_kb = max(self.peak_rss_kb, int(reply.pop("peak_rss_kb", 0) or 0))
+        return reply
+
+
+class _Pool:
+    """At most `size` warm workers; a dead or killed one is replaced on the next checkout."""
+
+    def __init__(self, size: int, headroom: int):
+        self.size = size
+        self.headroom = headroom
+        self.pid = os.getpid()
+        self._idle: list[_Worker] = []
+        self._count = 0
+        self._cond = threading.Condition()
+        self.peak_rss_kb = 0  # the largest peak resident size any worker reported (for measurement)
+
+    def acquire(self) -> _Worker:
+        with self._cond:
+            while not self._idle and self._count >= self.size:
+                self._cond.wait()
+            if self._idle:
+                return self._idle.pop()
+            self._count += 1
+        try:
+            return _Worker(self.headroom)
+        except BaseException:
+            with self._cond:
+                self._count -= 1
+                self._cond.notify()
+            raise
+
+    def release(self, worker: _Worker, healthy: bool) -> None:
+        self.peak_rss_kb = max(self.peak_rss_kb, worker.peak_rss_kb)
+        if not healthy:
+            worker.kill()
+        with self._cond:
+            if healthy:
+                self._idle.append(worker)
+            else:
+                self._count -= 1
+            self._cond.notify()
+
+    def shutdown(self) -> None:
+        with self._cond:
+            idle, self._idle = self._idle, []
+            self._count -= len(idle)
+        for w in idle:
+            w.kill()
+
+
+_POOL: _Pool | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def pool() -> _Pool:
+    """The process's worker pool (a fresh one after a fork: pipes are not shared)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None or _POOL.pid != os.getpid():
+            _POOL = _Pool(POOL_SIZE, MEMORY_HEADROOM)
+        return _POOL
+
+
+@atexit.register
+def _shutdown() -> None:
+    if _POOL is not None and _POOL.pid == os.getpid():
+        _POOL.shutdown()
+
+
+def _rows(rows: Any) -> tuple[tuple[Any, ...], ...]:
+    return tuple(tuple(bytes.fromhex(v["$b"]) if isinstance(v, dict) else v for v in row) for row in rows)
 
 
 class SqlSandbox:
-    """One private, read-only copy of a database. Thread-safe; `query()` never raises."""
+    """One read-only view of a database, run by the worker pool. Thread-safe; `query()` never raises."""
 
     def __init__(self, data: bytes, *, max_rows: int = DEFAULT_MAX_ROWS, max_bytes: int = DEFAULT_MAX_BYTES,
                  vm_budget: int = DEFAULT_VM_BUDGET, seconds: float = DEFAULT_SECONDS):
         if not isinstance(data, (bytes, bytearray)) or not data:
             raise ValueError("SqlSandbox needs the bytes of an SQLite database")
+        self._data = bytes(data)
+        self._digest = hashlib.sha256(self._data).hexdigest()
         self.max_rows = max_rows
         self.max_bytes = max_bytes
         self.vm_budget = vm_budget
         self.seconds = seconds
-        self._lock = threading.Lock()
-        self._ticks = 0
-        self._deadline = 0.0
-        self._stopped: str | None = None
-        self._denied: list[str] = []
-        conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False, cached_statements=0)
-        try:
-            conn.deserialize(bytes(data))
-            # Trusted set-up, before the authorizer exists.
-            conn.execute("PRAGMA temp_store = MEMORY")
-            conn.execute("PRAGMA trusted_schema = OFF")
-            conn.execute("PRAGMA query_only = ON")
-            conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
-            conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
-            conn.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, MAX_SQL_CHARS * 4)
-            conn.setlimit(sqlite3.SQLITE_LIMIT_COLUMN, MAX_COLUMNS)
-            conn.setlimit(sqlite3.SQLITE_LIMIT_EXPR_DEPTH, 200)
-            conn.setlimit(sqlite3.SQLITE_LIMIT_COMPOUND_SELECT, 50)
-            conn.setlimit(sqlite3.SQLITE_LIMIT_FUNCTION_ARG, 32)
-            conn.setlimit(sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, 1000)
-            conn.setlimit(sqlite3.SQLITE_LIMIT_TRIGGER_DEPTH, 1)
-            conn.setlimit(sqlite3.SQLITE_LIMIT_WORKER_THREADS, 0)
-            if hasattr(conn, "enable_load_extension"):  # absent when SQLite is built without it
-                conn.enable_load_extension(False)
-            self._inner = sqlite3.connect(":memory:", check_same_thread=False)
-            self._inner.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
-            guarded = _guarded_printf(self._inner)
-            conn.create_function("printf", -1, guarded, deterministic=True)
-            conn.create_function("format", -1, guarded, deterministic=True)
-            conn.set_authorizer(self._authorize)
-            conn.set_progress_handler(self._progress, PROGRESS_EVERY)
-        except Exception:
-            conn.close()
-            raise
-        self._conn: sqlite3.Connection | None = conn
+        self._closed = False
 
-    # -- guards ----------------------------------------------------------------------------
-    def _authorize(self, action: int, arg1: str | None, arg2: str | None, db: str | None, _trigger: str | None) -> int:
-        if action == _SELECT or action == _RECURSIVE:
-            return sqlite3.SQLITE_OK
-        if action == _READ and (db == "main" or (db is None and not arg2)):  # db is None for count(*)-style reads
-            return sqlite3.SQLITE_OK
-        if action == _FUNCTION and (arg2 or "").lower() in ALLOWED_FUNCTIONS:
-            return sqlite3.SQLITE_OK
-        if action == _PRAGMA and (arg1 or "").lower() in READONLY_PRAGMAS:
-            return sqlite3.SQLITE_OK
-        name = _ACTION_NAMES.get(action, f"action {action}")
-        if action == _FUNCTION:
-            what = f"function {arg2}()"
-        elif action == _PRAGMA:
-            what = f"PRAGMA {arg1}"
-        elif action == _READ:
-            what = f"reading {db}.{arg1}"
-        elif action in (9, 18, 23) and arg1:  # DELETE, INSERT, UPDATE
-            what = f"{name} on {arg1}"
-        else:
-            what = name
-        if what not in self._denied:
-            self._denied.append(what)
-        return sqlite3.SQLITE_DENY
-
-    def _progress(self) -> int:
-        self._ticks += 1
-        if self._ticks * PROGRESS_EVERY > self.vm_budget:
-            self._stopped = "budget"
-            return 1
-        if time.monotonic() > self._deadline:
-            self._stopped = "time"
-            return 1
-        return 0
-
-    # -- queries -----------------------------------------------------------------------------
     def query(self, sql: Any, max_rows: int | None = None) -> QueryResult:
         """Run one SELECT; at most `max_rows` rows (default: the sandbox's) come back."""
         if not isinstance(sql, str) or not sql.strip():
@@ -251,83 +270,40 @@ class SqlSandbox:
             return QueryResult(False, error=f"the statement is longer than {MAX_SQL_CHARS} characters", kind="invalid")
         if "\x00" in sql:
             return QueryResult(False, error="the statement contains a NUL character", kind="invalid")
-        if _CLOCK.search(sql):
-            return QueryResult(False, kind="clock", error="the clock is not available ('now', date() without arguments): "
-                                                          "write the dates the question gives as literals")
+        if self._closed:
+            return QueryResult(False, error="the SQL sandbox is closed", kind="invalid")
         limit = self.max_rows if max_rows is None else max_rows
-        with self._lock:
-            if self._conn is None:
-                return QueryResult(False, error="the SQL sandbox is closed", kind="invalid")
-            return self._run(self._conn, sql, limit)
-
-    def _run(self, conn: sqlite3.Connection, sql: str, limit: int) -> QueryResult:
-        self._ticks = 0
-        self._stopped = None
-        self._denied = []
-        self._deadline = time.monotonic() + self.seconds
-        cursor = None
+        request = {"sql": sql, "max_rows": limit, "max_bytes": self.max_bytes, "vm_budget": self.vm_budget,
+                   "seconds": self.seconds}
+        # A reply holds at most max_bytes of cells, JSON-escaped (≤ 6 bytes a character, 2 a blob byte), plus framing.
+        max_reply = 6 * (self.max_bytes + MAX_VALUE_BYTES) + 64 * limit * MAX_COLUMNS + 1_000_000
+        workers = pool()
+        worker = workers.acquire()
+        healthy = False
         try:
-            cursor = conn.cursor()
-            cursor.execute(sql)
-            columns = tuple(d[0] for d in cursor.description or ())
-            rows: list[tuple[Any, ...]] = []
-            size = 0
-            truncated = False
-            while True:
-                row = cursor.fetchone()
-                if row is None:
-                    break
-                if len(rows) >= limit:
-                    truncated = True
-                    break
-                size += sum(len(v) if isinstance(v, (str, bytes)) else 8 for v in row)
-                if size > self.max_bytes:
-                    truncated = True
-                    break
-                rows.append(tuple(row))
-            return QueryResult(True, columns, tuple(rows), truncated, steps=self._ticks)
-        except sqlite3.Error as exc:
-            return self._error(exc)
-        except (ValueError, OverflowError, MemoryError) as exc:
-            return QueryResult(False, error=f"the query failed: {type(exc).__name__}: {exc}", kind="sql", steps=self._ticks)
+            reply = worker.query(self._digest, self._data, request, time.monotonic() + self.seconds + KILL_SLACK, max_reply)
+            healthy = True
+        except _WorkerGone as gone:
+            if gone.timed_out:
+                return QueryResult(False, kind="limit", error=f"the query was stopped after {self.seconds:g} s (the time limit)")
+            return QueryResult(False, kind="limit", error="the query stopped the SQL engine (it exceeded the memory or "
+                                                          "result-size limit); aggregate or filter")
+        except (ValueError, KeyError, TypeError) as exc:  # a reply that is not the protocol
+            return QueryResult(False, kind="sql", error=f"the SQL engine replied badly ({type(exc).__name__})")
         finally:
-            if cursor is not None:
-                try:
-                    cursor.close()
-                except sqlite3.Error:  # pragma: no cover - closing an interrupted cursor
-                    pass
-            if conn.in_transaction:  # pragma: no cover - SELECT-only statements never open one
-                conn.rollback()
+            workers.release(worker, healthy)
+        if not reply.get("ok"):
+            return QueryResult(False, error=str(reply.get("error") or "the query failed"), kind=reply.get("kind") or "sql",
+                               steps=int(reply.get("steps") or 0))
+        return QueryResult(True, tuple(str(c) for c in reply["columns"]), _rows(reply["rows"]), bool(reply["truncated"]),
+                           steps=int(reply.get("steps") or 0))
 
-    def _error(self, exc: sqlite3.Error) -> QueryResult:
-        message = str(exc) or type(exc).__name__
-        if self._stopped == "budget":
-            return QueryResult(False, kind="limit", steps=self._ticks,
-                               error=f"the query was stopped after {self.vm_budget:,} SQLite VM steps (the work limit); "
-                                     f"add filters, avoid cross joins, or bound recursive CTEs")
-        if self._stopped == "time":
-            return QueryResult(False, kind="limit", steps=self._ticks,
-                               error=f"the query was stopped after {self.seconds:g} s (the time limit)")
-        if "user-defined function raised exception" in message:
-            return QueryResult(False, kind="denied", steps=self._ticks,
-                               error=f"printf()/format() refused: width or precision above {MAX_PRINTF_WIDTH} or '*'; use round()")
-        if self._denied or "not authorized" in message:
-            what = ", ".join(self._denied) or "this statement"
-            return QueryResult(False, kind="denied", steps=self._ticks,
-                               error=f"not allowed: {what}. The database is read-only: run one SELECT (WITH ... SELECT) "
-                                     f"statement; PRAGMA table_info(<table>) shows a table's columns")
-        if "too many attached" in message:
-            return QueryResult(False, kind="denied", error="not allowed: ATTACH (the database is read-only)")
-        if isinstance(exc, sqlite3.ProgrammingError) and "one statement" in message:
-            return QueryResult(False, kind="invalid", error="run one statement at a time (no ';'-separated scripts)")
-        return QueryResult(False, kind="sql", error=f"SQLite error: {message}", steps=self._ticks)
+    async def aquery(self, sql: Any, max_rows: int | None = None) -> QueryResult:
+        """`query()` off the event loop."""
+        return await asyncio.to_thread(self.query, sql, max_rows)
 
     def close(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._inner.close()
-                self._conn = None
+        self._closed = True
 
     def __enter__(self) -> "SqlSandbox":
         return self
