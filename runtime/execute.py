@@ -158,7 +158,8 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
         toolbox = None
         if use.get("tools"):
             tools_module = modules[use["tools"]["implementation"]]
-            toolbox = tools_module.Toolbox(item, max_result_chars=use["tools"].get("max_result_chars", 20000))
+            toolbox = await asyncio.to_thread(tools_module.Toolbox, item,  # off the loop: it may run SQL
+                                              max_result_chars=use["tools"].get("max_result_chars", 20000))
         if model.get("reference"):
             CURRENT.set(ReferenceContext(modules[workload["spec"]["reference"]["implementation"]], item))
 

@@ -23,11 +23,14 @@ import sqlite3
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from lrc.runtime.checks.filesandbox import DirectorySandbox, FileSandbox, PathRefused, clean_path
-from lrc.runtime.checks.sqlsandbox import TRUNCATION_MARKER, SqlSandbox
+from lrc.runtime.checks.sqlengine import Engine
+from lrc.runtime.checks import sqlsandbox
+from lrc.runtime.checks.sqlsandbox import TRUNCATION_MARKER, QueryResult, SqlSandbox
 from lrc.runtime.workloads import financedb
 
 CANARY_TOKEN = "CANARY-7f3c1e-never-read"
@@ -89,8 +92,6 @@ ESCAPES = [
     ("SELECT zeroblob(1000000)", "zeroblob"),
     ("SELECT current_date", "current_date"),
     ("SELECT date('now')", "clock"),
-    ("SELECT julianday()", "clock"),
-    ("SELECT strftime('%Y')", "clock"),
     ("BEGIN IMMEDIATE", "TRANSACTION"),
     ("SAVEPOINT s1", "SAVEPOINT"),
     ("ANALYZE", "not allowed"),
@@ -124,15 +125,17 @@ def test_sql_escape_refused_and_sandbox_continues(db_bytes: bytes, statement: st
 
 
 def test_attach_is_blocked_even_without_the_authorizer(db_bytes: bytes, tmp_path: Path) -> None:
-    """Defence in depth: SQLITE_LIMIT_ATTACHED = 0 stops ATTACH on its own."""
-    with SqlSandbox(db_bytes) as box:
-        box._conn.set_authorizer(None)  # simulate an authorizer bypass
-        res = box.query(f"ATTACH DATABASE '{tmp_path}/x.db' AS x")
-        assert not res.ok and "attach" in res.error.lower()
-        res = box.query(f"VACUUM INTO '{tmp_path}/copy.db'")
-        assert not res.ok and not list(tmp_path.iterdir())
-        res = box.query("INSERT INTO accounts VALUES ('9999', 'x', 'asset', 'debit', 1)")
-        assert not res.ok  # query_only still refuses writes
+    """Defence in depth: SQLITE_LIMIT_ATTACHED = 0 stops ATTACH on its own (the engine, in process)."""
+    engine = Engine(db_bytes)
+    engine._conn.set_authorizer(None)  # simulate an authorizer bypass
+    limits = {"max_rows": 10, "max_bytes": 10_000, "vm_budget": 10**6, "seconds": 5.0}
+    res = engine.query(f"ATTACH DATABASE '{tmp_path}/x.db' AS x", **limits)
+    assert not res["ok"] and "attach" in res["error"].lower()
+    res = engine.query(f"VACUUM INTO '{tmp_path}/copy.db'", **limits)
+    assert not res["ok"] and not list(tmp_path.iterdir())
+    res = engine.query("INSERT INTO accounts VALUES ('9999', 'x', 'asset', 'debit', 1)", **limits)
+    assert not res["ok"]  # query_only still refuses writes
+    engine.close()
 
 
 def test_runaway_recursive_cte_is_stopped(db_bytes: bytes) -> None:
@@ -195,16 +198,19 @@ def test_sql_errors_are_results(db_bytes: bytes) -> None:
     assert not closed.query("SELECT 1").ok
 
 
-def test_each_sandbox_is_a_private_copy(db_bytes: bytes) -> None:
-    """Even a write that got past every guard would change one run's in-memory copy only."""
+def test_each_engine_is_a_private_copy(db_bytes: bytes) -> None:
+    """Even a write that got past every guard would change one engine's in-memory copy only."""
     before = sha(db_bytes)
-    a, b = SqlSandbox(db_bytes), SqlSandbox(db_bytes)
-    a._conn.set_authorizer(None)  # simulate a total bypass of the guards in sandbox a
+    limits = {"max_rows": 10, "max_bytes": 10_000, "vm_budget": 10**6, "seconds": 5.0}
+    a, b = Engine(db_bytes), Engine(db_bytes)
+    a._conn.set_authorizer(None)  # simulate a total bypass of the guards in engine a
     a._conn.execute("PRAGMA query_only = OFF")
     a._conn.execute("DELETE FROM gl_lines")
-    assert a.query("SELECT COUNT(*) FROM gl_lines").rows == ((0,),)
-    assert b.query("SELECT COUNT(*) FROM gl_lines").rows[0][0] > 300
+    assert a.query("SELECT COUNT(*) FROM gl_lines", **limits)["rows"] == [[0]]
+    assert b.query("SELECT COUNT(*) FROM gl_lines", **limits)["rows"][0][0] > 300
     assert sha(db_bytes) == before
+    with SqlSandbox(db_bytes) as box:  # and the workers hold their own copies
+        assert box.query("SELECT COUNT(*) FROM gl_lines").rows[0][0] > 300
     a.close()
     b.close()
 
@@ -222,6 +228,264 @@ def test_mode_ro_alone_is_not_a_sandbox(db_bytes: bytes, tmp_path: Path) -> None
     ro.execute(f"VACUUM INTO '{tmp_path}/escaped.db'")
     ro.close()
     assert (tmp_path / "escaped.db").exists()
+
+
+# ---------------------------------------------------------------------------------------
+# SQL: no clock, no randomness — in the engine, however the SQL spells it
+
+LIMITS = {"max_rows": 1000, "max_bytes": 1_000_000, "vm_budget": 10**7, "seconds": 10.0}
+
+CLOCK_SPELLINGS = [
+    "SELECT date('now')",
+    "SELECT date('NOW')",
+    "SELECT date('NoW')",
+    "SELECT datetime('n' || 'ow')",
+    "SELECT julianday(lower('NOW'))",
+    "SELECT date(char(110, 111, 119))",
+    "SELECT date(substr('know', 2))",
+    "SELECT time(replace('nxw', 'x', 'o'))",
+    "SELECT date(trim('  now  '))",
+    "SELECT date(CAST(x'6e6f77' AS TEXT))",
+    "SELECT date(json_extract('{\"d\": \"now\"}', '$.d'))",
+    "SELECT unixepoch(printf('%s%s', 'no', 'w'))",
+    "SELECT date(d) FROM (SELECT 'no' || 'w' AS d)",
+    "WITH t(x) AS (SELECT '2024-01-01' UNION ALL SELECT 'now') SELECT date(x) FROM t",
+    "SELECT COUNT(*) FROM accounts WHERE date(CASE WHEN account_id IS NOT NULL THEN 'now' END) IS NOT NULL",
+    "SELECT COUNT(*) FROM gl_lines WHERE date('now', '-1 day') > '2000-01-01'",
+    "SELECT strftime('%Y-%m-%d', 'now')",
+    "SELECT strftime('%s')",
+    "SELECT strftime('%Y', 'now', 'start of year')",
+    "SELECT date()",
+    "SELECT time()",
+    "SELECT datetime()",
+    "SELECT julianday()",
+    "SELECT unixepoch()",
+    "SELECT date('2024-01-31', 'localtime')",
+    "SELECT datetime('2024-01-31 12:00', 'utc')",
+    "SELECT date('2024-01-31', lower('LOCALTIME'))",
+    "SELECT CURRENT_DATE",
+    "SELECT current_time",
+    "SELECT Current_Timestamp",
+    "SELECT COUNT(*) FROM gl_lines WHERE CURRENT_DATE > '2000-01-01'",
+]
+
+
+@pytest.mark.parametrize("sql", CLOCK_SPELLINGS)
+def test_clock_is_refused_however_spelled(db_bytes: bytes, sql: str) -> None:
+    engine = Engine(db_bytes)
+    res = engine.query(sql, **LIMITS)
+    assert not res["ok"] and res["kind"] == "clock" and "clock" in res["error"], (sql, res)
+    assert engine.query("SELECT date('2024-01-31', '+1 day')", **LIMITS)["rows"] == [["2024-02-01"]]
+    engine.close()
+
+
+def test_clock_is_refused_through_the_worker(db_bytes: bytes) -> None:
+    with SqlSandbox(db_bytes) as box:
+        for sql in CLOCK_SPELLINGS[::3]:
+            res = box.query(sql)
+            assert not res.ok and res.kind == "clock" and res.to_text().startswith("error: "), (sql, res)
+        assert box.query("SELECT 'now' AS word, date('2024-02-29', '+1 year')").rows == (("now", "2025-03-01"),)
+
+
+@pytest.mark.parametrize("sql", ["SELECT random()", "SELECT abs(random()) % 10", "SELECT randomblob(8)",
+                                 "SELECT hex(randomblob(4))", "SELECT account_id FROM accounts ORDER BY random()"])
+def test_randomness_is_refused(db_bytes: bytes, sql: str) -> None:
+    engine = Engine(db_bytes)
+    res = engine.query(sql, **LIMITS)
+    assert not res["ok"] and res["kind"] == "denied" and "random" in res["error"], res
+    engine._conn.set_authorizer(None)  # the functions themselves refuse too
+    res = engine.query(sql, **LIMITS)
+    assert not res["ok"] and "random" in res["error"], res
+    engine.close()
+
+
+def _literal(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    return repr(value)
+
+
+TIME_VALUES = ["2024-01-31", "2024-02-29 13:45:10", "2023-12-31T23:59:59.999", "2024-03-10 02:30", "2460000.5", 2460000.5,
+               1700000000, "1700000000", "12:30", "12:30:45.5", "0000-01-01", "9999-12-31 23:59:59", "2024-13-01",
+               "garbage", None, "", "2024-01-31 10:00:00+02:00", "2024-01-31Z", -1.5, "now ", " now", "nowhere"]
+MODIFIERS = [(), ("+1 month",), ("-1 month",), ("+1 year",), ("-1 day",), ("+36 hours",), ("-90 minutes",),
+             ("+30 seconds",), ("+1.5 days",), ("start of month",), ("start of year",), ("start of day",),
+             ("weekday 0",), ("weekday 6",), ("unixepoch",), ("auto",), ("julianday",), ("subsec",),
+             ("start of month", "+1 month", "-1 day"), ("+1 month", "start of month"), ("nonsense",), (None,)]
+FORMATS = ["%Y-%m-%d", "%Y", "%m", "%d", "%H:%M:%f", "%j", "%W", "%w", "%s", "%J", "%%", "Q%Y-%m %H"]
+
+
+def test_date_functions_compute_what_sqlite_computes(db_bytes: bytes) -> None:
+    """The clock-free functions are SQLite's own: same results on fixed dates, every modifier."""
+    engine = Engine(db_bytes)
+    plain = sqlite3.connect(":memory:")
+    plain.deserialize(db_bytes)
+    calls = [f"{fn}({', '.join(_literal(a) for a in (value, *mods))})"
+             for fn in ("date", "time", "datetime", "julianday", "unixepoch")
+             for value in TIME_VALUES for mods in MODIFIERS]
+    calls += [f"strftime({', '.join(_literal(a) for a in (fmt, value, *mods))})"
+              for fmt in FORMATS for value in TIME_VALUES[::2] for mods in MODIFIERS[::2]]
+    checked = 0
+    for i in range(0, len(calls), 40):  # 40 columns a statement (MAX_COLUMNS is 64)
+        sql = "SELECT " + ", ".join(calls[i:i + 40])
+        want = [list(plain.execute(sql).fetchone())]
+        got = engine.query(sql, **LIMITS)
+        assert got["ok"] and got["rows"] == want, (sql, got.get("error"))
+        checked += len(calls[i:i + 40])
+    assert checked > 2500
+    # What agent SQL does with the ledger's own dates.
+    sql = ("SELECT bill_date, strftime('%Y-%m', bill_date), julianday(due_date) - julianday(bill_date), "
+           "date(bill_date, 'start of month', '+1 month', '-1 day'), strftime('%w', bill_date), "
+           "CAST(strftime('%m', bill_date) AS INTEGER), unixepoch(due_date) - unixepoch(bill_date), "
+           "date(bill_date, '+30 days') < due_date FROM ap_bills ORDER BY bill_id")
+    got = engine.query(sql, **LIMITS)
+    assert got["ok"] and got["rows"] == [list(r) for r in plain.execute(sql)] and len(got["rows"]) > 10
+    plain.close()
+    engine.close()
+
+
+def test_json_each_and_json_tree_work_read_only(db_bytes: bytes) -> None:
+    with SqlSandbox(db_bytes) as box:
+        assert box.query("SELECT key, value FROM json_each('[10, 20]')").rows == ((0, 10), (1, 20))
+        assert box.query("SELECT COUNT(*) FROM json_tree('{\"a\": [1, 2, {\"b\": 3}]}')").rows == ((6,),)
+        res = box.query("SELECT a.account_id, j.value FROM accounts a, json_each(json_array(a.account_id, a.name)) j "
+                        "ORDER BY a.account_id, j.key LIMIT 4")
+        assert res.ok and len(res.rows) == 4 and res.rows[0][0] == res.rows[0][1]
+        res = box.query("SELECT fullkey FROM json_tree('{\"x\": {\"y\": 1}}') WHERE type = 'integer'")
+        assert res.rows == (("$.x.y",),)
+        bad = box.query("DELETE FROM json_each")
+        assert not bad.ok and "sqlite_master" not in bad.error
+
+
+# ---------------------------------------------------------------------------------------
+# SQL: memory and time limits that hold (a worker process, RLIMIT_AS, a hard kill)
+
+BIG = ("WITH RECURSIVE s(x, n) AS (SELECT 'a', 0 UNION ALL SELECT x || x, n + 1 FROM s WHERE n < 16), "
+       "big(x) AS (SELECT x FROM s WHERE n = 16), c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 20000) ")
+PATTERNS = (", p(i, pat) AS (SELECT 1, '%' || substr((SELECT x FROM big), 1, 998) || 'b' "
+            "UNION ALL SELECT i + 1, pat FROM p WHERE i < 200) ")
+MEMORY_HOSTILE = [
+    BIG + "SELECT length(i || x) FROM c, big ORDER BY i || x DESC",  # sort of 20,000 strings of 64 KiB
+    BIG + "SELECT COUNT(*) FROM (SELECT DISTINCT i || x FROM c, big)",
+    BIG + "SELECT COUNT(*) FROM (SELECT substr(i || x, 1, 30000) AS y FROM c, big GROUP BY y)",
+    "WITH RECURSIVE s(x, n) AS (SELECT 'a', 0 UNION ALL SELECT x || x, n + 1 FROM s WHERE n < 16), "
+    "r(y, i) AS (SELECT (SELECT x FROM s WHERE n = 16), 0 UNION SELECT y, i + 1 FROM r WHERE i < 30000) SELECT COUNT(*) FROM r",
+]
+TIME_HOSTILE = [  # each LIKE / GLOB / instr is one VM step that takes a long time: the progress handler cannot stop it
+    BIG + PATTERNS + "SELECT COUNT(*) FROM big, p WHERE x LIKE pat",
+    BIG + PATTERNS + "SELECT COUNT(*) FROM big, p WHERE x GLOB replace(pat, '%', '*')",
+    BIG + PATTERNS + "SELECT COUNT(*) FROM big, p WHERE instr(x, substr(x, 1, 30000) || 'b' || i) > 0",
+]
+
+
+@pytest.fixture
+def small_pool(monkeypatch: pytest.MonkeyPatch):
+    """Workers with 64 MiB of headroom, so the memory tests are quick; the production cap is tested once below."""
+    old = sqlsandbox.pool()
+    small = sqlsandbox._Pool(1, 64 * 1024 * 1024)
+    monkeypatch.setattr(sqlsandbox, "_POOL", small)
+    yield small
+    small.shutdown()
+    monkeypatch.setattr(sqlsandbox, "_POOL", old)
+
+
+START_KB = 64 * 1024  # generous bound on what a worker maps before the headroom (about 25 MiB measured)
+
+
+@pytest.mark.parametrize("sql", MEMORY_HOSTILE)
+def test_memory_hostile_queries_stay_under_the_cap(db_bytes: bytes, sql: str, small_pool) -> None:
+    with SqlSandbox(db_bytes) as box:
+        res = box.query(sql)
+        assert not res.ok and res.kind == "limit" and "memory" in res.error, res
+        assert box.query("SELECT COUNT(*) FROM accounts").ok  # the worker (or its replacement) goes on
+    assert 0 < small_pool.peak_rss_kb < START_KB + small_pool.headroom // 1024, small_pool.peak_rss_kb
+
+
+def test_memory_cap_holds_at_the_production_headroom(db_bytes: bytes) -> None:
+    """The issue's case: a sort of 20,000 strings of 64 KiB (1.3 GB) within the work budget."""
+    with SqlSandbox(db_bytes) as box:
+        res = box.query(MEMORY_HOSTILE[0])
+        assert not res.ok and res.kind == "limit" and "memory" in res.error, res
+    peak = sqlsandbox.pool().peak_rss_kb
+    assert 0 < peak < START_KB + sqlsandbox.MEMORY_HEADROOM // 1024, peak
+
+
+@pytest.mark.parametrize("sql", TIME_HOSTILE)
+def test_time_hostile_queries_are_killed_at_the_wall_limit(db_bytes: bytes, sql: str) -> None:
+    with SqlSandbox(db_bytes, seconds=1.0) as box:
+        start = time.monotonic()
+        res = box.query(sql)
+        elapsed = time.monotonic() - start
+        assert not res.ok and res.kind == "limit" and "time limit" in res.error, res
+        assert elapsed < 1.0 + sqlsandbox.KILL_SLACK + 1.0, f"took {elapsed:.1f}s"
+        assert box.query("SELECT COUNT(*) FROM accounts").ok  # a fresh worker replaced the killed one
+
+
+def test_a_worker_killed_from_outside_is_replaced(db_bytes: bytes) -> None:
+    with SqlSandbox(db_bytes) as box:
+        assert box.query("SELECT 1").ok
+        workers = sqlsandbox.pool()
+        for w in list(workers._idle):
+            w.proc.kill()
+            w.proc.wait()
+        assert box.query("SELECT COUNT(*) FROM accounts").ok
+
+
+def test_results_are_deterministic_across_runs_and_workers(db_bytes: bytes) -> None:
+    """Resume: the same SQL on the same bytes gives the same result, whichever (fresh) worker runs it."""
+    queries = ["SELECT account_id, name FROM accounts ORDER BY account_id",
+               "SELECT date(MIN(entry_date), '+1 month'), strftime('%j', MAX(entry_date)) FROM journal_entries",
+               "SELECT COUNT(*) FROM gl_lines a, gl_lines b, gl_lines c",  # stopped by the work budget
+               "SELECT date('n' || 'ow')"]
+    def run_all() -> list[QueryResult]:
+        with SqlSandbox(db_bytes, vm_budget=2_000_000) as box:
+            return [box.query(q) for q in queries]
+    first = run_all()
+    sqlsandbox.pool().shutdown()  # as after a kill: fresh workers
+    second = run_all()
+    assert first == second
+    assert first[0].ok and not first[2].ok and first[2].kind == "limit" and first[2].steps > 0 and first[3].kind == "clock"
+
+
+def test_queries_never_block_the_event_loop(db_bytes: bytes) -> None:
+    import asyncio
+
+    from lrc.runtime.systems import agentic
+    from lrc.runtime.systems.base import RunContext, Turn
+    from lrc.runtime.workloads.base import ToolOutcome
+
+    box = SqlSandbox(db_bytes, seconds=1.0)
+    slow = TIME_HOSTILE[0]
+
+    class Tools:
+        def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+            return ToolOutcome(box.query(arguments["sql"]).to_text(), terminal=True, answer={"done": True})
+
+    async def model(step: int, messages: list, tools: Any) -> Turn:
+        call = {"id": "c1", "type": "function", "function": {"name": "run_sql", "arguments": json.dumps({"sql": slow})}}
+        return Turn({"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls")
+
+    async def main() -> tuple[int, Any, Any]:
+        ticks = 0
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.05)
+                ticks += 1
+
+        t = asyncio.ensure_future(ticker())
+        ctx = RunContext(messages=[], tools=[], terminal_tools=["run_sql"], max_steps=2, call=model, toolbox=Tools())
+        outcome, direct = await asyncio.gather(agentic.run(ctx), box.aquery(slow))
+        t.cancel()
+        return ticks, outcome, direct
+
+    ticks, outcome, direct = asyncio.run(main())
+    assert outcome.outcome == "answered" and "time limit" in outcome.transcript[-1]["content"]
+    assert direct.kind == "limit"
+    assert ticks >= 10, f"the event loop was blocked ({ticks} ticks in ~1 s)"
 
 
 # ---------------------------------------------------------------------------------------

@@ -100,6 +100,8 @@ _PRINTF_SPEC = re.compile(r"%([-+ 0#,!]*)(\*|\d+)?(?:\.(\*|\d+))?")
 
 CLOCK_MESSAGE = ("the clock is not available (the current date or time — 'now', CURRENT_DATE, date() without a "
                  "date — or the 'localtime'/'utc' modifiers): write the dates the question gives as literals")
+MEMORY_MESSAGE = ("the query ran out of memory (the memory limit); aggregate or filter, and avoid sorting or "
+                  "grouping long strings")
 RANDOM_MESSAGE = "random() and randomblob() are not available: a query's result must not depend on chance"
 
 
@@ -321,7 +323,9 @@ class Engine:
             return {"ok": True, "columns": columns, "rows": rows, "truncated": truncated, "steps": self._ticks}
         except sqlite3.Error as exc:
             return self._error(exc, vm_budget, seconds)
-        except (ValueError, OverflowError, MemoryError) as exc:
+        except MemoryError:  # SQLITE_NOMEM (the hard heap limit), or Python's own allocation under RLIMIT_AS
+            return _failure("limit", MEMORY_MESSAGE, self._ticks)
+        except (ValueError, OverflowError) as exc:
             return _failure("sql", f"the query failed: {type(exc).__name__}: {exc}", self._ticks)
         finally:
             if cursor is not None:
@@ -349,9 +353,8 @@ class Engine:
                                       f"statement; PRAGMA table_info(<table>) shows a table's columns", steps)
         if "too many attached" in message:
             return _failure("denied", "not allowed: ATTACH (the database is read-only)", steps)
-        if "out of memory" in message.lower() or isinstance(exc, MemoryError):
-            return _failure("limit", "the query ran out of memory (the memory limit); aggregate or filter, and avoid "
-                                     "sorting or grouping long strings", steps)
+        if "out of memory" in message.lower():
+            return _failure("limit", MEMORY_MESSAGE, steps)
         if isinstance(exc, sqlite3.ProgrammingError) and "one statement" in message:
             return _failure("invalid", "run one statement at a time (no ';'-separated scripts)", steps)
         return _failure("sql", f"SQLite error: {message}", steps)

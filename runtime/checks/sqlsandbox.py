@@ -192,10 +192,16 @@ class _Pool:
 
     def acquire(self) -> _Worker:
         with self._cond:
-            while not self._idle and self._count >= self.size:
-                self._cond.wait()
-            if self._idle:
-                return self._idle.pop()
+            while True:
+                while not self._idle and self._count >= self.size:
+                    self._cond.wait()
+                if not self._idle:
+                    break
+                worker = self._idle.pop()
+                if worker.proc.poll() is None:
+                    return worker
+                worker.kill()  # died while idle (killed from outside): replace it
+                self._count -= 1
             self._count += 1
         try:
             return _Worker(self.headroom)

@@ -8,6 +8,7 @@ which is a fail and is never retried. Tool errors go back to the model as tool r
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -51,7 +52,8 @@ async def run(ctx: RunContext) -> RunOutcome:
             if problem is not None:
                 content, is_error, terminal, answer = problem, True, False, None
             else:
-                outcome = ctx.toolbox.call(name, args)
+                # Off the event loop: a tool (a slow SQL query) must never stall the other runs.
+                outcome = await asyncio.to_thread(ctx.toolbox.call, name, args)
                 content, is_error, terminal, answer = outcome.content, outcome.is_error, outcome.terminal, outcome.answer
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
             events.append({"step": step, "event": "tool_call", "tool": name, "error": is_error, "terminal": terminal})
