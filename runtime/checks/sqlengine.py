@@ -44,6 +44,7 @@ import re
 import sqlite3
 import struct
 import sys
+import threading
 import time
 from collections import OrderedDict
 from typing import Any
@@ -128,6 +129,16 @@ class _Clockless:
         self.conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
         self.available = tuple(n for n in CLOCK_FUNCTIONS if self._exists(n))
         self._statements: dict[tuple[str, int], str] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def shared(cls) -> "_Clockless":
+        """One per process: it holds no state between calls."""
+        global _CLOCKLESS
+        with _SHARED_LOCK:
+            if _CLOCKLESS is None:
+                _CLOCKLESS = cls()
+            return _CLOCKLESS
 
     def _exists(self, name: str) -> bool:
         try:
@@ -151,12 +162,17 @@ class _Clockless:
 
     def call(self, name: str, args: tuple[Any, ...]) -> Any:
         try:
-            row = self.conn.execute(self._statement(name, len(args)), args).fetchone()
+            with self._lock:
+                row = self.conn.execute(self._statement(name, len(args)), args).fetchone()
         except sqlite3.Error as exc:
             if "non-deterministic" in str(exc):
                 raise Refusal("clock", CLOCK_MESSAGE) from None
             raise Refusal("sql", f"{name}(): {exc}") from None
         return row[0]
+
+
+_CLOCKLESS: _Clockless | None = None
+_SHARED_LOCK = threading.Lock()
 
 
 class Engine:
@@ -196,7 +212,7 @@ class Engine:
                 conn.enable_load_extension(False)
             self._inner = sqlite3.connect(":memory:", check_same_thread=False)
             self._inner.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
-            self._clock = _Clockless()
+            self._clock = _Clockless.shared()
             # User functions take precedence over built-ins of the same name, for every
             # arity when registered with narg=-1.
             conn.create_function("printf", -1, self._guard(self._printf), deterministic=True)
@@ -363,7 +379,6 @@ class Engine:
         if self._conn is not None:
             self._conn.close()
             self._inner.close()
-            self._clock.conn.close()
             self._conn = None
 
 
@@ -380,7 +395,8 @@ def _failure(kind: str, error: str, steps: int = 0) -> dict[str, Any]:
 #   <- {"need_db": true}                      (send {"op": "load", "db": digest} + bytes, then ask again)
 #   <- {"ok": ..., ..., "peak_rss_kb": n}     (bytes cells are {"$b": hex})
 
-MAX_CACHED = 8  # databases (and their connections) a worker keeps
+MAX_CACHED = 32  # databases (and their connections) a worker keeps ...
+MAX_CACHED_BYTES = 48 * 1024 * 1024  # ... and their total size (they live inside SQLite's heap limit)
 FRAME = struct.Struct(">I")
 
 
@@ -439,6 +455,7 @@ def serve(headroom: int) -> None:
     limit_memory(headroom)
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     engines: OrderedDict[str, Engine] = OrderedDict()
+    sizes: dict[str, int] = {}
     while True:
         frame = _read_frame(stdin)
         if frame is None:
@@ -454,12 +471,15 @@ def serve(headroom: int) -> None:
                 continue
             try:
                 engines[digest] = Engine(data)
+                sizes[digest] = len(data)
             except (ValueError, sqlite3.Error, MemoryError) as exc:
                 _write_frame(stdout, json.dumps(_failure("invalid", f"not an SQLite database: {exc}")).encode())
                 continue
             engines.move_to_end(digest)
-            while len(engines) > MAX_CACHED:
-                engines.popitem(last=False)[1].close()
+            while len(engines) > 1 and (len(engines) > MAX_CACHED or sum(sizes.values()) > MAX_CACHED_BYTES):
+                old, engine = engines.popitem(last=False)
+                engine.close()
+                sizes.pop(old, None)
             _write_frame(stdout, b'{"loaded": true}')
             continue
         engine = engines.get(digest)
