@@ -433,6 +433,14 @@ def test_a_worker_killed_from_outside_is_replaced(db_bytes: bytes) -> None:
         assert box.query("SELECT COUNT(*) FROM accounts").ok
 
 
+def test_a_worker_that_cannot_start_is_an_environment_error(db_bytes: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sqlsandbox, "_ENGINE", "/nonexistent/sqlengine.py")
+    monkeypatch.setattr(sqlsandbox, "_POOL", sqlsandbox._Pool(1, 64 * 1024 * 1024))
+    with pytest.raises(OSError, match="did not start"):
+        SqlSandbox(db_bytes).query("SELECT 1")
+    assert sqlsandbox._POOL._count == 0  # nothing leaked: the next attempt may start a worker again
+
+
 def test_results_are_deterministic_across_runs_and_workers(db_bytes: bytes) -> None:
     """Resume: the same SQL on the same bytes gives the same result, whichever (fresh) worker runs it."""
     queries = ["SELECT account_id, name FROM accounts ORDER BY account_id",

@@ -390,6 +390,7 @@ def _failure(kind: str, error: str, steps: int = 0) -> dict[str, Any]:
 #
 # Frames on stdin and stdout: a 4-byte big-endian length, then that many bytes of JSON. A
 # request that carries a database is followed by a second frame with its raw bytes.
+#   <- {"ready": true}                        (once, at start)
 #   -> {"op": "query", "db": digest, "sql": ..., "max_rows", "max_bytes", "vm_budget", "seconds"}
 #   <- {"need_db": true}                      (send {"op": "load", "db": digest} + bytes, then ask again)
 #   <- {"ok": ..., ..., "peak_rss_kb": n}     (bytes cells are {"$b": hex})
@@ -453,6 +454,7 @@ def limit_memory(headroom: int) -> None:
 def serve(headroom: int) -> None:
     limit_memory(headroom)
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    _write_frame(stdout, b'{"ready": true}')
     engines: OrderedDict[str, Engine] = OrderedDict()
     sizes: dict[str, int] = {}
     while True:

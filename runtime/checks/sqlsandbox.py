@@ -49,6 +49,7 @@ DEFAULT_VM_BUDGET = 20_000_000  # SQLite VM steps: under a second of ordinary wo
 DEFAULT_SECONDS = 10.0  # wall-clock limit: the worker is killed past it (+ KILL_SLACK)
 KILL_SLACK = 0.5  # seconds after the engine's own soft deadline before the hard kill
 MEMORY_HEADROOM = 256 * 1024 * 1024  # RLIMIT_AS above what a worker maps at start
+STARTUP_SECONDS = 60.0  # for a worker to start, or to load a database (trusted work, not the query's)
 POOL_SIZE = max(2, min(4, os.cpu_count() or 2))
 TRUNCATION_MARKER = "…[truncated]"
 _ENGINE = os.path.abspath(sqlengine.__file__)
@@ -110,6 +111,13 @@ class _Worker:
             [sys.executable, "-I", "-S", _ENGINE, str(headroom)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, close_fds=True, cwd="/", start_new_session=True)
         self.peak_rss_kb = 0
+        try:  # wait until it is ready: its start-up is not the query's time
+            ready = self._receive(time.monotonic() + STARTUP_SECONDS, 1000).get("ready")
+        except _WorkerGone:
+            ready = False
+        if not ready:
+            self.kill()
+            raise OSError(f"the SQL worker ({sys.executable} {_ENGINE}) did not start")
 
     def kill(self) -> None:
         if self.proc.poll() is None:
@@ -163,17 +171,18 @@ class _Worker:
             need = sqlengine.FRAME.size + size
             header_done = True
 
-    def query(self, digest: str, data: bytes, request: dict[str, Any], deadline: float, max_size: int) -> dict[str, Any]:
+    def query(self, digest: str, data: bytes, request: dict[str, Any], seconds: float, max_size: int) -> dict[str, Any]:
+        """Run `request` on the database `digest`, loading it first if this worker lacks it; hard limit `seconds`."""
         body = json.dumps({"op": "query", "db": digest, **request}).encode("utf-8")
         self._send(body)
-        reply = self._receive(deadline, max_size)
+        reply = self._receive(time.monotonic() + seconds, max_size)
         if reply.get("need_db"):
             self._send(json.dumps({"op": "load", "db": digest}).encode(), data)
-            loaded = self._receive(time.monotonic() + 60, 1_000_000)
+            loaded = self._receive(time.monotonic() + STARTUP_SECONDS, 1_000_000)
             if not loaded.get("loaded"):
                 return loaded
             self._send(body)
-            reply = self._receive(deadline, max_size)
+            reply = self._receive(time.monotonic() + seconds, max_size)
         self.peak_rss_kb = max(self.peak_rss_kb, int(reply.pop("peak_rss_kb", 0) or 0))
         return reply
 
@@ -254,7 +263,10 @@ def _rows(rows: Any) -> tuple[tuple[Any, ...], ...]:
 
 
 class SqlSandbox:
-    """One read-only view of a database, run by the worker pool. Thread-safe; `query()` never raises."""
+    """One read-only view of a database, run by the worker pool. Thread-safe.
+
+    `query()` never raises for anything a query does; only a worker that cannot be started
+    at all (an environment problem) raises OSError."""
 
     def __init__(self, data: bytes, *, max_rows: int = DEFAULT_MAX_ROWS, max_bytes: int = DEFAULT_MAX_BYTES,
                  vm_budget: int = DEFAULT_VM_BUDGET, seconds: float = DEFAULT_SECONDS):
@@ -284,10 +296,10 @@ class SqlSandbox:
         # A reply holds at most max_bytes of cells, JSON-escaped (≤ 6 bytes a character, 2 a blob byte), plus framing.
         max_reply = 6 * (self.max_bytes + MAX_VALUE_BYTES) + 64 * limit * MAX_COLUMNS + 1_000_000
         workers = pool()
-        worker = workers.acquire()
+        worker = workers.acquire()  # an engine that cannot start at all is an environment error: OSError, raised
         healthy = False
         try:
-            reply = worker.query(self._digest, self._data, request, time.monotonic() + self.seconds + KILL_SLACK, max_reply)
+            reply = worker.query(self._digest, self._data, request, self.seconds + KILL_SLACK, max_reply)
             healthy = True
         except _WorkerGone as gone:
             if gone.timed_out:
