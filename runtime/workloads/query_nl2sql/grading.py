@@ -32,7 +32,7 @@ from lrc.runtime.checks.results import ValidatorResult, result
 from lrc.runtime.checks.sqlsandbox import SqlSandbox
 
 COMPONENT_ID = "query.nl2sql.grading"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 
 EXECUTION_MATCH = "query.nl2sql.execution-match"
 DATABASE_MATCH = "query.nl2sql.database-match"
