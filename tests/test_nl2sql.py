@@ -101,9 +101,9 @@ def item_fingerprint(item: Item) -> dict[str, Any]:
 def test_components_declared_and_imports_confined() -> None:
     from lrc.runtime.lock.codeprint import discover
 
-    refs = discover()
+    refs = {c.id for c in discover().values()}  # by id, whatever the current version
     for name in ("generator", "grading", "tools", "reference"):
-        assert f"query.nl2sql.{name}.v1" in refs
+        assert f"query.nl2sql.{name}" in refs
     allowed = ("lrc.runtime.checks", "lrc.runtime.workloads.base", "lrc.runtime.workloads.kit", "lrc.runtime.workloads.financedb",
                "cerberus")
     stdlib = {"__future__", "calendar", "collections", "dataclasses", "datetime", "decimal", "functools", "json", "re",
@@ -445,14 +445,24 @@ def test_tool_errors(canary: list[Item], name: str, arguments: Any) -> None:
 EDITION_ID = "sql-demo"
 
 
+def _pinned(workload: str) -> str:
+    """The version of `workload` the repository's demo edition pins (the ids follow the re-locks)."""
+    found = re.search(rf"(?m)^  - ({re.escape(workload)}\.v\d+)$", (ROOT / "specs" / "editions" / "demo.yaml").read_text(encoding="utf-8"))
+    assert found, workload
+    return found.group(1)
+
+
+NL2SQL, MONTH_END = _pinned("query.nl2sql"), _pinned("execute.month-end")
+
+
 def build_project(tmp_path: Path) -> Path:
     project = tmp_path / "project"
     for name in ("specs", "schemas"):
         shutil.copytree(ROOT / name, project / name)
     demo = (ROOT / "specs" / "editions" / "demo.yaml").read_text(encoding="utf-8")
     text = re.sub(r"(?m)^id: demo$", f"id: {EDITION_ID}", demo)
-    text = re.sub(r"(?ms)^workloads:\n(  - .*?\n)+", "workloads:\n  - query.nl2sql.v1\n  - execute.month-end.v1\n", text)
-    assert "query.nl2sql.v1" in text and "triage.ap-inbox" not in text
+    text = re.sub(r"(?ms)^workloads:\n(  - .*?\n)+", f"workloads:\n  - {NL2SQL}\n  - {MONTH_END}\n", text)
+    assert NL2SQL in text and "triage.ap-inbox" not in text
     (project / "specs" / "editions" / f"{EDITION_ID}.yaml").write_text(text, encoding="utf-8")
     return project
 
@@ -466,22 +476,22 @@ def test_end_to_end_on_the_reference_models(tmp_path: Path) -> None:
     assert not errors, errors
     lock = project / "generated" / EDITION_ID / "plan.lock"
     plan = json.loads(lock.read_text(encoding="utf-8"))["plan"]
-    assert set(plan["workloads"]) == {"query.nl2sql.v1", "execute.month-end.v1"}
-    assert set(plan["workloads"]["execute.month-end.v1"]["tools"]) == {"agentic"}
-    assert {"run_sql", "submit_sql"} == {t["function"]["name"] for t in plan["workloads"]["query.nl2sql.v1"]["tools"]["agentic"]}
+    assert set(plan["workloads"]) == {NL2SQL, MONTH_END}
+    assert set(plan["workloads"][MONTH_END]["tools"]) == {"agentic"}
+    assert {"run_sql", "submit_sql"} == {t["function"]["name"] for t in plan["workloads"][NL2SQL]["tools"]["agentic"]}
     out = tmp_path / "out"
     proc = run_lrc("execute", str(lock), "--out", str(out), timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     with (out / "cells.csv").open(encoding="utf-8") as fh:
         cells = {(r["workload"], r["model"], r["system"]): r for r in csv.DictReader(fh)}
-    expected = [("query.nl2sql.v1", "single-shot"), ("query.nl2sql.v1", "agentic"), ("execute.month-end.v1", "agentic")]
+    expected = [(NL2SQL, "single-shot"), (NL2SQL, "agentic"), (MONTH_END, "agentic")]
     assert {(w, s) for w, _, s in cells} == set(expected)
     for workload, system in expected:
         oracle, null, baseline = (cells[(workload, f"lrc/{m}", system)] for m in ("oracle", "null", "baseline"))
         assert (oracle["passes"], oracle["n"]) == ("15", "15"), (workload, system)
         assert (null["passes"], null["n"]) == ("0", "15"), (workload, system)
         assert 0 < int(baseline["passes"]) < 15, (workload, system, baseline["passes"])
-    oracle_run = next(p for p in sorted((out / "runs" / "execute.month-end.v1").rglob("evaluation.json")) if "oracle" in str(p))
+    oracle_run = next(p for p in sorted((out / "runs" / MONTH_END).rglob("evaluation.json")) if "oracle" in str(p))
     evaluation = json.loads(oracle_run.read_text(encoding="utf-8"))
     assert evaluation["verdict"] == "pass"
     assert {r["id"] for r in evaluation["validators"]} >= {"execute.month-end.writer-seal", "execute.month-end.entries-match",
