@@ -9,6 +9,18 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def pinned(spec_id: str) -> str:
+    """`<spec_id>.v<N>` as the repository's demo edition pins it: test editions built from the
+    repository's specs follow the re-locks instead of hard-coding a version."""
+    import re
+
+    demo = (REPO / "specs" / "editions" / "demo.yaml").read_text(encoding="utf-8")
+    found = re.search(rf"(?m)^\s*-\s*({re.escape(spec_id)}\.v\d+)\s*$", demo)
+    if found is None:
+        raise LookupError(f"the demo edition pins no {spec_id}")
+    return found.group(1)
 LRC = [sys.executable, "-m", "lrc.compiler.cli"]
 
 

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from helpers.project import REPO, journal_records, read_cells, run_lrc, tree
+from helpers.project import REPO, TRIAGE, journal_records, read_cells, run_lrc, tree
 
 LOCK = REPO / "generated" / "demo" / "plan.lock"
-WORKLOAD = "triage.ap-inbox.v1"
+WORKLOAD = TRIAGE
 N = 15
 MODELS = ("lrc/oracle", "lrc/null", "lrc/baseline")
 SYSTEMS = ("single-shot", "agentic")

@@ -24,6 +24,7 @@ from helpers.project import (
     PER_TOKENS,
     STUB_MODEL,
     STUB_PRICE,
+    TRIAGE,
     build_project,
     journal_records,
     lrc_env,
@@ -293,7 +294,7 @@ def test_faults_that_outlast_the_retries_exclude_runs_and_a_rerun_completes_them
     assert set(faulted.values()) == {3} and len(faulted) == 3
     # Not graded: no evaluation for the excluded runs; their spend is kept apart from CPO.
     for system, batch in (("single-shot", "03"), ("agentic", "03"), ("agentic", "07")):
-        assert not (out / "runs/triage.ap-inbox.v1" / STUB_SLUG / system / f"ap-batch-{batch}.r1").exists()
+        assert not (out / "runs" / TRIAGE / STUB_SLUG / system / f"ap-batch-{batch}.r1").exists()
     assert Decimal(cells[(STUB_MODEL, "agentic")]["infra_cost_usd"]) > 0  # batch 07's two paid steps
     summary = json.loads((out / "summary.json").read_text())
     assert summary["runs_incomplete"] == 3

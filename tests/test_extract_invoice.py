@@ -28,7 +28,7 @@ from lrc.runtime.workloads.extract_invoice.tools import TRUNCATION_MARKER, Toolb
 
 from helpers.agent_loop import render_messages, run_tool_loop, single_shot_answer
 from helpers.workload import assert_imports_confined, canonical, item_json
-from support import outputs_across_environments, tool_defs
+from support import outputs_across_environments, pinned, tool_defs
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_DIR = ROOT / "specs" / "workloads" / "extract.invoice"
@@ -547,11 +547,11 @@ title: extract + reconcile end-to-end test edition
 date: "2026-11-29"
 standard: ledgerrate.v1
 workloads:
-  - extract.invoice.v1
-  - reconcile.ledger.v1
+  - {extract}
+  - {reconcile}
 systems:
   - single-shot.v1
-  - agentic.v1
+  - {agentic}
 models:
 {models}pricing:
 {prices}n_per_cell: 15
@@ -581,7 +581,9 @@ def test_end_to_end_both_workloads(tmp_path: Path) -> None:
     models = "".join(f"  - id: {m}\n    role: {r}\n    sampling: {{temperature: 0}}\n" for m, r in _ROLES.items())
     prices = "".join(f"  {m}:\n    currency: USD\n    per_tokens: 1000000\n    input: \"0\"\n    cached_input: \"0\"\n"
                      f"    output: \"0\"\n    as_of: \"2026-11-29\"\n    source: embedded reference model\n" for m in _ROLES)
-    (project / "specs" / "editions" / "wl-e2e.yaml").write_text(_EDITION.format(models=models, prices=prices), encoding="utf-8")
+    edition = _EDITION.format(models=models, prices=prices, extract=pinned("extract.invoice"),
+                              reconcile=pinned("reconcile.ledger"), agentic=pinned("agentic"))
+    (project / "specs" / "editions" / "wl-e2e.yaml").write_text(edition, encoding="utf-8")
     compiled = compile_project(project)
     assert not compiled.diagnostics.has_errors, "\n".join(str(d) for d in compiled.diagnostics.sorted())
     lock = project / "generated" / "wl-e2e" / "plan.lock"
@@ -595,12 +597,12 @@ def test_end_to_end_both_workloads(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     with open(out / "cells.csv", newline="", encoding="utf-8") as fh:
         cells = {(r["workload"], r["model"], r["system"]): int(r["passes"]) for r in csv.DictReader(fh)}
-    for workload in ("extract.invoice.v1", "reconcile.ledger.v1"):
+    for workload in (pinned("extract.invoice"), pinned("reconcile.ledger")):
         for system in ("single-shot", "agentic"):
             assert cells[(workload, "lrc/oracle", system)] == 15, (workload, system)
             assert cells[(workload, "lrc/null", system)] == 0, (workload, system)
             assert 0 < cells[(workload, "lrc/baseline", system)] < 15, (workload, system)
-    listed = json.loads((out / "items" / "extract.invoice.v1" / "invoice-01" / "files.json").read_text(encoding="utf-8"))
+    listed = json.loads((out / "items" / pinned("extract.invoice") / "invoice-01" / "files.json").read_text(encoding="utf-8"))
     pdf = out / "items" / "blobs" / "sha256" / listed["invoice.pdf"]["sha256"]  # item files are stored by content
     assert hashlib.sha256(pdf.read_bytes()).hexdigest() == listed["invoice.pdf"]["sha256"] == json.loads(
-        (out / "items" / "extract.invoice.v1" / "invoice-01" / "item.json").read_text(encoding="utf-8"))["context"]["pdf_sha256"]
+        (out / "items" / pinned("extract.invoice") / "invoice-01" / "item.json").read_text(encoding="utf-8"))["context"]["pdf_sha256"]

@@ -19,6 +19,10 @@ from pathlib import Path
 from typing import Sequence
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests"))
+from support import pinned  # noqa: E402
+
+TRIAGE = pinned("triage.ap-inbox")
 
 STUB_MODEL = "openai/stub-model"
 KEY_ENV = "LRC_TEST_STUB_KEY"
@@ -72,8 +76,8 @@ def local_edition_yaml(api_base: str, n_per_cell: int = 15, max_concurrency: int
         "title: LedgerRate local-server test edition\n"
         "date: \"2026-11-29\"\n"
         "standard: ledgerrate.v1\n"
-        "workloads:\n  - triage.ap-inbox.v1\n"
-        "systems:\n  - single-shot.v1\n  - agentic.v1\n"
+        f"workloads:\n  - {TRIAGE}\n"
+        f"systems:\n  - {pinned('single-shot')}\n  - {pinned('agentic')}\n"
         "models:\n" + "".join(models) +
         "pricing:\n" + "".join(prices) +
         f"n_per_cell: {n_per_cell}\n"
@@ -135,7 +139,6 @@ def run_lrc(*args: str | Path, env: dict[str, str] | None = None, cwd: Path | No
                           capture_output=True, text=True, timeout=timeout)
 
 
-TRIAGE = "triage.ap-inbox.v1"
 
 
 def read_cells(out: Path, workload: str = TRIAGE) -> dict[tuple[str, str], dict[str, str]]:
