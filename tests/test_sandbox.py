@@ -433,6 +433,17 @@ def test_a_worker_killed_from_outside_is_replaced(db_bytes: bytes) -> None:
         assert box.query("SELECT COUNT(*) FROM accounts").ok
 
 
+def test_workers_hold_no_secrets(db_bytes: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", CANARY_TOKEN)
+    monkeypatch.setattr(sqlsandbox, "_POOL", sqlsandbox._Pool(1, 64 * 1024 * 1024))
+    assert SqlSandbox(db_bytes).query("SELECT 1").ok
+    worker = sqlsandbox._POOL._idle[0]
+    environ = Path(f"/proc/{worker.proc.pid}/environ")
+    if environ.exists():
+        assert CANARY_TOKEN.encode() not in environ.read_bytes() and environ.read_bytes() == b""
+    sqlsandbox._POOL.shutdown()
+
+
 def test_a_worker_that_cannot_start_is_an_environment_error(db_bytes: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sqlsandbox, "_ENGINE", "/nonexistent/sqlengine.py")
     monkeypatch.setattr(sqlsandbox, "_POOL", sqlsandbox._Pool(1, 64 * 1024 * 1024))

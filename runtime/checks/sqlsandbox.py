@@ -21,6 +21,9 @@ sort of long rows — can take seconds or gigabytes). So the SQL never runs in t
 5. Failures are values: `query()` never raises; an error comes back as a QueryResult the
    tool hands to the model, and the sandbox keeps working for the next query.
 
+Workers start with an empty environment (no API keys in the process that runs hostile SQL)
+and in their own session; a worker whose parent dies reads end-of-file and exits.
+
 Workers cache a few databases by content digest (one guarded connection each), so a run's
 queries and its grading on the same bytes do not reload them.
 """
@@ -109,7 +112,8 @@ class _Worker:
     def __init__(self, headroom: int):
         self.proc = subprocess.Popen(
             [sys.executable, "-I", "-S", _ENGINE, str(headroom)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, close_fds=True, cwd="/", start_new_session=True)
+            stderr=subprocess.DEVNULL, close_fds=True, cwd="/", start_new_session=True,
+            env={})  # no environment: the process that runs hostile SQL holds no API keys
         self.peak_rss_kb = 0
         try:  # wait until it is ready: its start-up is not the query's time
             ready = self._receive(time.monotonic() + STARTUP_SECONDS, 1000).get("ready")
