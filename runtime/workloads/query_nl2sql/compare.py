@@ -28,8 +28,8 @@ from collections import defaultdict
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from typing import Any, Mapping, Sequence
 
-MONEY_TOLERANCE = Decimal("0.005")
-"""Half a cent: the tolerance of a money column (reference amounts are exact cents)."""
+from lrc.runtime.checks.money import MONEY_TOLERANCE, within
+
 EXACT = Decimal("0")
 _NOISE = Decimal("0.000001")
 _NUMERIC_TEXT = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)$")
@@ -94,7 +94,7 @@ def cells_equal(want: Cell, got: Cell, tolerance: Decimal) -> bool:
     if want is None or got is None:
         return want is got
     if want[0] == "n" and got[0] == "n" and isinstance(want[1], Decimal) and isinstance(got[1], Decimal):
-        return abs(got[1] - want[1]) <= tolerance
+        return within(got[1], want[1], tolerance)
     return want == got
 
 
