@@ -110,8 +110,10 @@ def test_components_declared_and_imports_confined() -> None:
     from lrc.runtime.lock.codeprint import closure, discover
 
     refs = discover()
-    for name in ("generator", "grading", "tools", "reference"):
-        assert f"extract.invoice.{name}.v1" in refs
+    from lrc.runtime.workloads.extract_invoice import tools as tools_module
+
+    for name, module in {"generator": generator, "grading": grading, "tools": tools_module, "reference": reference}.items():
+        assert f"extract.invoice.{name}.v{module.COMPONENT_VERSION}" in refs
     allowed = ("lrc.runtime.checks", "lrc.runtime.workloads.base", "lrc.runtime.workloads.kit", "lrc.runtime.workloads.extract_invoice",
                "cerberus", "reportlab", "pypdf")
     stdlib = {"__future__", "base64", "binascii", "collections", "copy", "dataclasses", "datetime", "decimal", "hashlib", "io",
@@ -605,8 +607,8 @@ title: extract + reconcile end-to-end test edition
 date: "2026-11-29"
 standard: ledgerrate.v1
 workloads:
-  - extract.invoice.v1
-  - reconcile.ledger.v1
+  - extract.invoice.v2
+  - reconcile.ledger.v2
 systems:
   - single-shot.v1
   - agentic.v1
@@ -644,7 +646,7 @@ def test_end_to_end_both_workloads(tmp_path: Path) -> None:
     assert not compiled.diagnostics.has_errors, "\n".join(str(d) for d in compiled.diagnostics.sorted())
     lock = project / "generated" / "wl-e2e" / "plan.lock"
     plan = json.loads(lock.read_text(encoding="utf-8"))["plan"]
-    for ref in ("extract.invoice.generator.v1", "extract.invoice.grading.v1", "reconcile.ledger.tools.v1"):
+    for ref in ("extract.invoice.generator.v2", "extract.invoice.grading.v2", "reconcile.ledger.tools.v2"):
         assert ref in plan["code"]
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONHASHSEED": "random"}
@@ -653,12 +655,12 @@ def test_end_to_end_both_workloads(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     with open(out / "cells.csv", newline="", encoding="utf-8") as fh:
         cells = {(r["workload"], r["model"], r["system"]): int(r["passes"]) for r in csv.DictReader(fh)}
-    for workload in ("extract.invoice.v1", "reconcile.ledger.v1"):
+    for workload in ("extract.invoice.v2", "reconcile.ledger.v2"):
         for system in ("single-shot", "agentic"):
             assert cells[(workload, "lrc/oracle", system)] == 15, (workload, system)
             assert cells[(workload, "lrc/null", system)] == 0, (workload, system)
             assert 0 < cells[(workload, "lrc/baseline", system)] < 15, (workload, system)
-    listed = json.loads((out / "items" / "extract.invoice.v1" / "invoice-01" / "files.json").read_text(encoding="utf-8"))
+    listed = json.loads((out / "items" / "extract.invoice.v2" / "invoice-01" / "files.json").read_text(encoding="utf-8"))
     pdf = out / "items" / "blobs" / "sha256" / listed["invoice.pdf"]["sha256"]  # item files are stored by content
     assert hashlib.sha256(pdf.read_bytes()).hexdigest() == listed["invoice.pdf"]["sha256"] == json.loads(
-        (out / "items" / "extract.invoice.v1" / "invoice-01" / "item.json").read_text(encoding="utf-8"))["context"]["pdf_sha256"]
+        (out / "items" / "extract.invoice.v2" / "invoice-01" / "item.json").read_text(encoding="utf-8"))["context"]["pdf_sha256"]

@@ -29,7 +29,7 @@ version: 1
 title: File-input check
 date: "2026-11-29"
 standard: ledgerrate.v1
-workloads: [extract.invoice.v1]
+workloads: [extract.invoice.v2]
 systems: [single-shot.v1, agentic.v1]
 models:
   - {id: lrc/oracle, role: infrastructure-check, accepts_files: true}
@@ -77,7 +77,7 @@ def _cells(out: Path) -> dict:
 def test_the_file_prompt_is_locked_with_a_sample(file_run):
     tmp, _ = file_run
     lock = json.loads((tmp / "generated/files/plan.lock").read_text())
-    prompts = lock["plan"]["workloads"]["extract.invoice.v1"]["prompts"]
+    prompts = lock["plan"]["workloads"]["extract.invoice.v2"]["prompts"]
     for system in ("single-shot", "agentic"):
         assert set(prompts[system]) == {"system", "user", "user_file"}
         assert "attached to this message as a PDF" in prompts[system]["user_file"]["sample"]
@@ -94,15 +94,15 @@ def test_file_capable_oracle_reads_the_attached_pdf_and_passes(file_run):
 
 def test_the_attachment_is_the_items_pdf_and_text_models_get_text(file_run):
     _, out = file_run
-    trace = json.loads((out / "runs/extract.invoice.v1/lrc__oracle/single-shot/invoice-01.r1/trace.json").read_text())
+    trace = json.loads((out / "runs/extract.invoice.v2/lrc__oracle/single-shot/invoice-01.r1/trace.json").read_text())
     user = trace["messages"][1]["content"]
     assert isinstance(user, list) and user[0]["type"] == "text" and user[1]["type"] == "file"
     data = user[1]["file"]["file_data"]
     assert data.startswith("data:application/pdf;base64,")
-    listed = json.loads((out / "items/extract.invoice.v1/invoice-01/files.json").read_text())
+    listed = json.loads((out / "items/extract.invoice.v2/invoice-01/files.json").read_text())
     assert hashlib.sha256(base64.b64decode(data.split(",", 1)[1])).hexdigest() == listed["invoice.pdf"]["sha256"]
     assert "=== PAGE" not in user[0]["text"]  # the file prompt carries no extracted text
-    text_trace = json.loads((out / "runs/extract.invoice.v1/lrc__baseline/single-shot/invoice-01.r1/trace.json").read_text())
+    text_trace = json.loads((out / "runs/extract.invoice.v2/lrc__baseline/single-shot/invoice-01.r1/trace.json").read_text())
     assert isinstance(text_trace["messages"][1]["content"], str) and "=== PAGE 1" in text_trace["messages"][1]["content"]
 
 
@@ -113,8 +113,8 @@ def test_file_mode_needs_models_that_accept_files(tmp_path: Path):
     result = compile_project(tmp)
     errors = [d for d in result.diagnostics.items if d.code == "LRC6008"]
     assert [d.summary for d in errors] == [
-        "extract.invoice.v1 attaches its document (input mode file) but 'lrc/baseline' does not accept files",
-        "extract.invoice.v1 attaches its document (input mode file) but 'lrc/null' does not accept files"]
+        "extract.invoice.v2 attaches its document (input mode file) but 'lrc/baseline' does not accept files",
+        "extract.invoice.v2 attaches its document (input mode file) but 'lrc/null' does not accept files"]
     assert errors[0].path == "specs/editions/files.yaml" and errors[0].pointer == "/models/1/id"
 
 

@@ -195,7 +195,7 @@ def test_financedb_is_shared_code_fingerprinted_through_both_generators() -> Non
     package = ROOT / "runtime" / "workloads" / "financedb"
     for path in package.glob("*.py"):
         assert "COMPONENT_ID" not in path.read_text(encoding="utf-8"), f"{path.name} must not be a component of its own"
-    for ref in ("query.nl2sql.generator.v1", "execute.month-end.generator.v1"):
+    for ref in ("query.nl2sql.generator.v2", "execute.month-end.generator.v2"):
         files = codeprint.fingerprint(components[ref]).files
         for name in ("books.py", "store.py", "schema.py", "__init__.py"):
             assert f"runtime/workloads/financedb/{name}" in files, (ref, name)

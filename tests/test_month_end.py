@@ -1,4 +1,4 @@
-"""Tests of execute.month-end.v1: generator, tools (the journal-entry writer), grading, reference models.
+"""Tests of execute.month-end.v2: generator, tools (the journal-entry writer), grading, reference models.
 
 Grading goes through the runtime's own `lrc.runtime.grading.grade`, with the spec's checks,
 so what is tested is what `lrc execute` does. The end-to-end run of this workload (with
@@ -24,6 +24,7 @@ from lrc.runtime import grading as runtime_grading
 from lrc.runtime.workloads import financedb
 from lrc.runtime.workloads.base import Item, Reply
 from lrc.runtime.workloads.execute_month_end import generator, grading, ledger, reference
+from lrc.runtime.workloads.execute_month_end import tools as tools_module
 from lrc.runtime.workloads.execute_month_end.tools import Toolbox
 
 from helpers.agent_loop import render_messages, run_tool_loop
@@ -36,7 +37,7 @@ N = 15
 CANARY_SEED = "canary-0"
 CANARY_DIGEST = "sha256:ea18a62d6df3500cc18d568e5a19fcf71d901d7fce5ecb83eee5d00c2989791c"
 BASELINE_SEEDS = (CANARY_SEED, "seed-1", "seed-2", "seed-3", "seed-4", "seed-5", "seed-6", "seed-7", "seed-8", "seed-9")
-GRADING_REF = "execute.month-end.grading.v1"
+GRADING_REF = f"{grading.COMPONENT_ID}.v{grading.COMPONENT_VERSION}"
 
 
 # ---------------------------------------------------------------------------------------
@@ -120,11 +121,13 @@ def test_components_declared_and_imports_confined() -> None:
     from lrc.runtime.lock.codeprint import discover, fingerprint as code_fingerprint
 
     refs = discover()
-    for name in ("generator", "grading", "tools", "reference"):
-        assert f"execute.month-end.{name}.v1" in refs
+    modules = {"generator": generator, "grading": grading, "tools": tools_module, "reference": reference}
+    pinned = {name: f"execute.month-end.{name}.v{m.COMPONENT_VERSION}" for name, m in modules.items()}
+    for name in modules:
+        assert pinned[name] in refs
     assert "COMPONENT_ID" not in (PACKAGE_DIR / "ledger.py").read_text(encoding="utf-8")
     for name in ("tools", "grading"):  # the shared writer helpers are fingerprinted into both
-        assert "runtime/workloads/execute_month_end/ledger.py" in code_fingerprint(refs[f"execute.month-end.{name}.v1"]).files
+        assert "runtime/workloads/execute_month_end/ledger.py" in code_fingerprint(refs[pinned[name]]).files
     allowed = ("lrc.runtime.checks", "lrc.runtime.workloads.base", "lrc.runtime.workloads.kit",
                "lrc.runtime.workloads.financedb", "lrc.runtime.workloads.execute_month_end.ledger", "cerberus")
     stdlib = {"__future__", "dataclasses", "datetime", "decimal", "hashlib", "hmac", "json", "re", "typing"}

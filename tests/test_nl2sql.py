@@ -1,4 +1,4 @@
-"""Tests of query.nl2sql.v1: generator, execution-match grading, tools, reference models, end to end.
+"""Tests of query.nl2sql.v2: generator, execution-match grading, tools, reference models, end to end.
 
 The grading is stricter than the field's comparators on purpose; the BIRD (set equality),
 Spider (DISTINCT stripped) and Spider 2.0 (columns sorted independently, extra columns
@@ -103,8 +103,10 @@ def test_components_declared_and_imports_confined() -> None:
     from lrc.runtime.lock.codeprint import discover
 
     refs = discover()
-    for name in ("generator", "grading", "tools", "reference"):
-        assert f"query.nl2sql.{name}.v1" in refs
+    from lrc.runtime.workloads.query_nl2sql import tools as tools_module
+
+    for name, module in {"generator": generator, "grading": grading, "tools": tools_module, "reference": reference}.items():
+        assert f"query.nl2sql.{name}.v{module.COMPONENT_VERSION}" in refs
     allowed = ("lrc.runtime.checks", "lrc.runtime.workloads.base", "lrc.runtime.workloads.kit", "lrc.runtime.workloads.financedb",
                "lrc.runtime.workloads.query_nl2sql.compare", "cerberus")
     stdlib = {"__future__", "bisect", "calendar", "collections", "dataclasses", "datetime", "decimal", "functools", "json", "re",
@@ -559,8 +561,8 @@ def build_project(tmp_path: Path) -> Path:
         shutil.copytree(ROOT / name, project / name)
     demo = (ROOT / "specs" / "editions" / "demo.yaml").read_text(encoding="utf-8")
     text = re.sub(r"(?m)^id: demo$", f"id: {EDITION_ID}", demo)
-    text = re.sub(r"(?ms)^workloads:\n(  - .*?\n)+", "workloads:\n  - query.nl2sql.v1\n  - execute.month-end.v1\n", text)
-    assert "query.nl2sql.v1" in text and "triage.ap-inbox" not in text
+    text = re.sub(r"(?ms)^workloads:\n(  - .*?\n)+", "workloads:\n  - query.nl2sql.v2\n  - execute.month-end.v2\n", text)
+    assert "query.nl2sql.v2" in text and "triage.ap-inbox" not in text
     (project / "specs" / "editions" / f"{EDITION_ID}.yaml").write_text(text, encoding="utf-8")
     return project
 
@@ -574,22 +576,22 @@ def test_end_to_end_on_the_reference_models(tmp_path: Path) -> None:
     assert not errors, errors
     lock = project / "generated" / EDITION_ID / "plan.lock"
     plan = json.loads(lock.read_text(encoding="utf-8"))["plan"]
-    assert set(plan["workloads"]) == {"query.nl2sql.v1", "execute.month-end.v1"}
-    assert set(plan["workloads"]["execute.month-end.v1"]["tools"]) == {"agentic"}
-    assert {"run_sql", "submit_sql"} == {t["function"]["name"] for t in plan["workloads"]["query.nl2sql.v1"]["tools"]["agentic"]}
+    assert set(plan["workloads"]) == {"query.nl2sql.v2", "execute.month-end.v2"}
+    assert set(plan["workloads"]["execute.month-end.v2"]["tools"]) == {"agentic"}
+    assert {"run_sql", "submit_sql"} == {t["function"]["name"] for t in plan["workloads"]["query.nl2sql.v2"]["tools"]["agentic"]}
     out = tmp_path / "out"
     proc = run_lrc("execute", str(lock), "--out", str(out), timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     with (out / "cells.csv").open(encoding="utf-8") as fh:
         cells = {(r["workload"], r["model"], r["system"]): r for r in csv.DictReader(fh)}
-    expected = [("query.nl2sql.v1", "single-shot"), ("query.nl2sql.v1", "agentic"), ("execute.month-end.v1", "agentic")]
+    expected = [("query.nl2sql.v2", "single-shot"), ("query.nl2sql.v2", "agentic"), ("execute.month-end.v2", "agentic")]
     assert {(w, s) for w, _, s in cells} == set(expected)
     for workload, system in expected:
         oracle, null, baseline = (cells[(workload, f"lrc/{m}", system)] for m in ("oracle", "null", "baseline"))
         assert (oracle["passes"], oracle["n"]) == ("15", "15"), (workload, system)
         assert (null["passes"], null["n"]) == ("0", "15"), (workload, system)
         assert 0 < int(baseline["passes"]) < 15, (workload, system, baseline["passes"])
-    oracle_run = next(p for p in sorted((out / "runs" / "execute.month-end.v1").rglob("evaluation.json")) if "oracle" in str(p))
+    oracle_run = next(p for p in sorted((out / "runs" / "execute.month-end.v2").rglob("evaluation.json")) if "oracle" in str(p))
     evaluation = json.loads(oracle_run.read_text(encoding="utf-8"))
     assert evaluation["verdict"] == "pass"
     assert {r["id"] for r in evaluation["validators"]} >= {"execute.month-end.writer-seal", "execute.month-end.entries-match",

@@ -101,8 +101,10 @@ def test_components_declared_and_imports_confined() -> None:
     from lrc.runtime.lock.codeprint import discover
 
     refs = discover()
-    for name in ("generator", "grading", "tools", "reference"):
-        assert f"reconcile.ledger.{name}.v1" in refs
+    from lrc.runtime.workloads.reconcile_ledger import tools as tools_module
+
+    for name, module in {"generator": generator, "grading": grading, "tools": tools_module, "reference": reference}.items():
+        assert f"reconcile.ledger.{name}.v{module.COMPONENT_VERSION}" in refs
     allowed = ("lrc.runtime.checks", "lrc.runtime.workloads.base", "lrc.runtime.workloads.kit", "lrc.runtime.workloads.reconcile_ledger",
                "cerberus")
     stdlib = {"__future__", "copy", "dataclasses", "datetime", "decimal", "json", "re", "typing"}

@@ -46,7 +46,7 @@ from lrc.runtime.checks.sqlsandbox import SqlSandbox
 from lrc.runtime.workloads.execute_month_end.ledger import seal
 
 COMPONENT_ID = "execute.month-end.grading"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 
 SEAL = "execute.month-end.writer-seal"
 BALANCE = "execute.month-end.entries-balance"

@@ -38,7 +38,7 @@ from lrc.runtime.checks.money import MoneyError, number_text, parse_amount, plai
 from lrc.runtime.checks.results import ValidatorResult, result
 
 COMPONENT_ID = "extract.invoice.grading"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 
 ALL_FIELDS = "extract.invoice.all-fields"
 FIELD = "extract.invoice.field"

@@ -35,7 +35,7 @@ from lrc.runtime.workloads.query_nl2sql.compare import cell, compare, show, tole
 __all__ = ["DATABASE_MATCH", "EXECUTION_MATCH", "VALIDATORS", "cell", "compare", "execution_match", "normalize", "show"]
 
 COMPONENT_ID = "query.nl2sql.grading"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 
 EXECUTION_MATCH = "query.nl2sql.execution-match"
 DATABASE_MATCH = "query.nl2sql.database-match"

@@ -32,7 +32,7 @@ from lrc.runtime.checks.money import MoneyError, parse_amount, plain, tolerance,
 from lrc.runtime.checks.results import ValidatorResult, result
 
 COMPONENT_ID = "reconcile.ledger.grading"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 
 DISCREPANCIES = "reconcile.ledger.discrepancies"
 RECALL_BY_TYPE = "reconcile.ledger.recall-by-type"
