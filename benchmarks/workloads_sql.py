@@ -5,7 +5,7 @@
 
 - the finance database: generation (books in Python, then SQLite in memory), serialized
   size, content-digest time, table sizes;
-- item generation of an edition of 15 items, for query.nl2sql.v1 and execute.month-end.v1;
+- item generation of an edition of 15 items, for query.nl2sql.v2 and execute.month-end.v2;
 - grading of 15 items of each with the oracle's answers (what `lrc execute` spends after
   the runs), and with the baseline's;
 - the SQL sandbox: opening one (deserializing a private copy), a typical query, and how
@@ -66,7 +66,7 @@ def main() -> None:
     ap.add_argument("--seed", default="canary-0")
     args = ap.parse_args()
     n, seed = args.runs, args.seed
-    print(f"query.nl2sql.v1 / execute.month-end.v1 figures (median of {n}, seed {seed!r})\n")
+    print(f"query.nl2sql.v2 / execute.month-end.v2 figures (median of {n}, seed {seed!r})\n")
 
     # -- the database ----------------------------------------------------------------------
     t_books, books = median_of(n, lambda: financedb.generate(f"bench/{seed}"))
@@ -95,8 +95,8 @@ def main() -> None:
     q_files = sum(len(d) for i in q_items for d in i.files.values())
     me_files = sum(len(d) for i in me_items for d in i.files.values())
     print("item generation (15 items)")
-    print(f"  query.nl2sql.v1          {ms(t_q_items)}   (3 databases shared by the edition; {q_files / 1e6:.1f} MB of item files)")
-    print(f"  execute.month-end.v1     {ms(t_me_items)}   (one database per item; {me_files / 1e6:.1f} MB of item files)\n")
+    print(f"  query.nl2sql.v2          {ms(t_q_items)}   (3 databases shared by the edition; {q_files / 1e6:.1f} MB of item files)")
+    print(f"  execute.month-end.v2     {ms(t_me_items)}   (one database per item; {me_files / 1e6:.1f} MB of item files)\n")
 
     # -- grading ---------------------------------------------------------------------------
     params = {"max_rows": 10000}
@@ -111,9 +111,9 @@ def main() -> None:
     me_answers = [month_end_answer(i) for i in me_items]
     t_me, me_pass = median_of(n, lambda: sum(month_end_checks(a, i) for a, i in zip(me_answers, me_items)))
     print("grading (15 items, all validators; in-process)")
-    print(f"  query.nl2sql.v1 oracle   {ms(t_q_oracle)}   {q_pass}/15 pass (each answer runs on 3 databases)")
-    print(f"  query.nl2sql.v1 baseline {ms(t_q_base)}   {q_base}/15 pass")
-    print(f"  execute.month-end.v1     {ms(t_me)}   {me_pass}/15 pass (oracle entries)\n")
+    print(f"  query.nl2sql.v2 oracle   {ms(t_q_oracle)}   {q_pass}/15 pass (each answer runs on 3 databases)")
+    print(f"  query.nl2sql.v2 baseline {ms(t_q_base)}   {q_base}/15 pass")
+    print(f"  execute.month-end.v2     {ms(t_me)}   {me_pass}/15 pass (oracle entries)\n")
 
     # -- sandbox ---------------------------------------------------------------------------
     t_open, box = median_of(n, lambda: SqlSandbox(data))

@@ -94,6 +94,11 @@ def _edit(path: Path, old: str, new: str, count: int = 1) -> None:
     path.write_text(text.replace(old, new, count), encoding="utf-8")
 
 
+def _version(path: Path) -> int:
+    """The `version:` of a spec file as written (editions are bumped as their pins change)."""
+    return int(re.search(r"(?m)^version: (\d+)$", path.read_text(encoding="utf-8")).group(1))
+
+
 def _json(res: subprocess.CompletedProcess) -> dict:
     doc = json.loads(res.stdout)
     SCHEMA.validate(doc)
@@ -156,7 +161,8 @@ def test_a_bumped_version_needs_no_bump_and_the_pin_change_shows_in_the_edition(
     ed = changes[("edition", "demo")]
     assert [(f.pointer, f.old, f.new) for f in ed.fields] == [("/workloads/1", '"triage.ap-inbox.v1"', '"triage.ap-inbox.v2"')]
     assert ed.bump_required and result.bumps == ["demo"]  # the edition changed at its recorded version
-    _edit(repo_project / EDITION, "\nversion: 2\n", "\nversion: 3\n")
+    version = _version(repo_project / EDITION)
+    _edit(repo_project / EDITION, f"\nversion: {version}\n", f"\nversion: {version + 1}\n")
     result = diff.run(repo_project, "HEAD")
     assert not result.failed and result.bumps == []
     assert {c.id for c in result.changes} == {"demo", "triage.ap-inbox"}
@@ -168,7 +174,8 @@ def test_added_and_removed_specs(repo_project: Path) -> None:
     result = diff.run(repo_project, "HEAD")
     assert not result.failed, result.error
     [added] = result.changes
-    assert (added.status, added.kind, added.id, added.new.version, added.old) == ("added", "edition", "demo-two", 2, None)
+    assert (added.status, added.kind, added.id, added.new.version, added.old) == ("added", "edition", "demo-two",
+                                                                                  _version(extra), None)
     assert not added.bump_required and added.new.path == "specs/editions/demo-two.yaml"
     _commit(repo_project, "add demo-two")
     extra.unlink()
@@ -343,7 +350,8 @@ def test_bump_all_required_bumps_what_the_gate_refuses_and_lists_stale_pins(proj
     res = run_lrc("bump", "--all-required", "--format", "json", cwd=project)
     assert res.returncode == 0, res.stderr
     doc = _json(res)
-    assert [(b["id"], b["old"], b["new"]) for b in doc["bumped"]] == [("demo", 2, 3)] and doc["pins"] == []
+    demo = _version(project / EDITION) - 1  # bumped by the command just run
+    assert [(b["id"], b["old"], b["new"]) for b in doc["bumped"]] == [("demo", demo, demo + 1)] and doc["pins"] == []
     assert run_lrc("compile", cwd=project).returncode == 0
     res = run_lrc("bump", "--all-required", cwd=project)
     assert res.returncode == 0 and "Nothing to bump" in res.stdout
@@ -390,7 +398,8 @@ def test_cli_explain_prints_the_example() -> None:
 
 def _held_out_edition(project: Path, commitment: str, edition_id: str = "held") -> None:
     text = (project / EDITION).read_text(encoding="utf-8")
-    text = text.replace("\nid: demo\n", f"\nid: {edition_id}\n").replace("\nversion: 2\n", "\nversion: 1\n")
+    text = text.replace("\nid: demo\n", f"\nid: {edition_id}\n")
+    text = re.sub(r"(?m)^version: \d+$", "version: 1", text, count=1)
     text = re.sub(r"seed:\n  policy: public\n  value: \S+\n", f"seed:\n  policy: held-out\n  commitment: {commitment}\n", text)
     assert "held-out" in text
     (project / f"specs/editions/{edition_id}.yaml").write_text(text, encoding="utf-8")

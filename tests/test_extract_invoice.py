@@ -110,8 +110,10 @@ def test_components_declared_and_imports_confined() -> None:
     from lrc.runtime.lock.codeprint import closure, discover
 
     refs = discover()
-    for name in ("generator", "grading", "tools", "reference"):
-        assert f"extract.invoice.{name}.v1" in refs
+    from lrc.runtime.workloads.extract_invoice import tools as tools_module
+
+    for name, module in {"generator": generator, "grading": grading, "tools": tools_module, "reference": reference}.items():
+        assert f"extract.invoice.{name}.v{module.COMPONENT_VERSION}" in refs
     allowed = ("lrc.runtime.checks", "lrc.runtime.workloads.base", "lrc.runtime.workloads.kit", "lrc.runtime.workloads.extract_invoice",
                "cerberus", "reportlab", "pypdf")
     stdlib = {"__future__", "base64", "binascii", "collections", "copy", "dataclasses", "datetime", "decimal", "hashlib", "io",
@@ -126,7 +128,7 @@ def test_components_declared_and_imports_confined() -> None:
 def test_spec_declares_the_rules_the_validator_implements(spec: dict[str, Any], params: dict[str, Any]) -> None:
     rules = grading.rules_from(params)
     assert rules.unicode == "NFKC" and rules.casefold and rules.collapse_whitespace
-    assert rules.quantum == Decimal("0.01") and rules.rounding == "ROUND_HALF_UP" and rules.decimal_mark is None
+    assert rules.money_tolerance == Decimal("0.005") and rules.decimal_mark is None
     assert list(rules.fields) == ["vendor", "invoice_number", "invoice_date", "due_date", "currency", "line_items",
                                   "subtotal", "tax", "total"]
     schema = json.loads((SPEC_DIR / "output.schema.json").read_text(encoding="utf-8"))
@@ -138,13 +140,19 @@ def test_spec_declares_the_rules_the_validator_implements(spec: dict[str, Any], 
 @pytest.mark.parametrize("bad", [
     {"normalization": {}},
     "money-rounding",
+    "money-negative-tolerance",
+    "money-no-tolerance",
     "unknown-kind",
     "unknown-rule",
 ])
 def test_invalid_rules_are_an_error_result(params: dict[str, Any], canary: list[Item], bad: Any) -> None:
     p = copy.deepcopy(params)
-    if bad == "money-rounding":
-        p["normalization"]["money"]["rounding"] = "ROUND_HALF_EVEN"
+    if bad == "money-rounding":  # rounding both sides is not a comparison this validator offers
+        p["normalization"]["money"]["rounding"] = "ROUND_HALF_UP"
+    elif bad == "money-negative-tolerance":
+        p["normalization"]["money"]["tolerance"] = "-0.005"
+    elif bad == "money-no-tolerance":
+        del p["normalization"]["money"]["tolerance"]
     elif bad == "unknown-kind":
         p["fields"]["vendor"] = "fuzzy"
     elif bad == "unknown-rule":
@@ -188,6 +196,41 @@ def test_quantize_half_up_from_the_string() -> None:
     assert money.format_amount(Decimal("-1234567.5"), group=".", decimal=",") == "-1.234.567,50"
     assert money.format_amount(Decimal("-1234.5"), negative="parentheses") == "(1,234.50)"
     assert money.format_amount(Decimal("1234.5"), group="") == "1234.50"
+
+
+@pytest.mark.parametrize("reference", ["12.34", "-12.34", "0.00", "1234567.89"])
+@pytest.mark.parametrize("offset,ok", [("0", True), ("0.005", True), ("-0.005", True), ("0.0049", True), ("-0.0049", True),
+                                       ("0.0051", False), ("-0.0051", False), ("0.01", False), ("-0.01", False)])
+def test_money_within_is_symmetric_around_the_exact_reference(reference: str, offset: str, ok: bool) -> None:
+    """|observed - expected| <= tolerance, never half-up rounding of both sides (which accepted
+    12.335 for 12.34 and refused 12.345)."""
+    expected = Decimal(reference)
+    observed = money.parse_amount(str(expected + Decimal(offset)))
+    assert money.within(observed, expected, money.MONEY_TOLERANCE) is ok
+    assert money.within(money.parse_amount(float(observed)), expected, money.MONEY_TOLERANCE) is ok  # as a JSON number
+
+
+@pytest.mark.parametrize("observed,expected,precision,ok", [
+    ("0.3333", "0.33333333", "0.0001", True), ("0.3332", "0.33333333", "0.0001", False),  # a ratio at 1e-4
+    ("12.5", "12.5", "0", True), ("12.50", "12.5", "0", True), ("12.51", "12.5", "0", False),  # exact (a quantity)
+    ("33.34", "33.3333", "0.01", True), ("33.35", "33.3333", "0.01", False),  # a percentage at 0.01 points
+])
+def test_non_money_numbers_at_their_own_precision(observed: str, expected: str, precision: str, ok: bool) -> None:
+    assert money.within(Decimal(observed), Decimal(expected), money.tolerance(precision)) is ok
+
+
+@pytest.mark.parametrize("bad", ["-0.01", "NaN", "Infinity", "abc", None, 0.005, True, [], ""])
+def test_a_tolerance_is_a_non_negative_decimal_string(bad: Any) -> None:
+    with pytest.raises(money.MoneyError):
+        money.tolerance(bad)
+
+
+def test_within_is_exact_for_long_amounts() -> None:
+    big = Decimal("12345678901234567890123456789012.34")  # more digits than the default context's 28
+    assert money.within(Decimal("12345678901234567890123456789012.345"), big, money.MONEY_TOLERANCE)
+    assert money.within(Decimal("12345678901234567890123456789012.335"), big, money.MONEY_TOLERANCE)
+    assert not money.within(Decimal("12345678901234567890123456789012.3451"), big, money.MONEY_TOLERANCE)
+    assert not money.within(Decimal("NaN"), big, money.MONEY_TOLERANCE)
 
 
 def test_dates() -> None:
@@ -377,6 +420,23 @@ def test_line_items_are_a_multiset(canary: list[Item], params: dict[str, Any], o
     wrong_qty = gold(item)
     wrong_qty["line_items"][0]["quantity"] = str(Decimal(wrong_qty["line_items"][0]["quantity"]) + 1)
     assert not grade(wrong_qty, item, params, output_schema)[0]
+    # line amounts at the money tolerance, both ways; quantities exact
+    for offset, ok in (("0.005", True), ("-0.005", True), ("0.0051", False), ("-0.0051", False)):
+        moved = gold(item)
+        moved["line_items"][0]["amount"] = str(Decimal(moved["line_items"][0]["amount"]) + Decimal(offset))
+        moved["line_items"][-1]["unit_price"] = str(Decimal(moved["line_items"][-1]["unit_price"]) + Decimal(offset))
+        assert grade(moved, item, params, output_schema)[0] is ok, offset
+    near_qty = gold(item)
+    near_qty["line_items"][0]["quantity"] = str(Decimal(near_qty["line_items"][0]["quantity"]) + Decimal("0.001"))
+    assert not grade(near_qty, item, params, output_schema)[0]
+    # one to one: one returned line within tolerance of two equal gold lines matches only one of them
+    twice = gold(item)
+    first = dict(twice["line_items"][0])
+    twice["line_items"] = [first, dict(first, amount=str(Decimal(first["amount"]) + Decimal("0.004")))]
+    key = copy.deepcopy(item.answer_key)
+    key["fields"]["line_items"] = [dict(item.answer_key["fields"]["line_items"][0])] * 2
+    assert not grading.validate(dict(twice, line_items=[first]), key, params)[0]["status"] == "pass"
+    assert grading.validate(twice, key, params)[0]["status"] == "pass"
 
 
 def test_normalization_rules(canary: list[Item], params: dict[str, Any], output_schema: dict[str, Any]) -> None:
@@ -397,11 +457,11 @@ def test_normalization_rules(canary: list[Item], params: dict[str, Any], output_
     wide = gold(item)
     wide["currency"] = "ＥＵＲ"
     assert grade(wide, item, params, output_schema)[0]
-    # half-up from the string: 0.005 more than gold rounds up to the next cent, 0.0049 does not
-    up, down = gold(item), gold(item)
-    up["subtotal"] = str(Decimal(up["subtotal"]) + Decimal("0.005"))
-    down["subtotal"] = str(Decimal(down["subtotal"]) + Decimal("0.0049"))
-    assert not grade(up, item, params, output_schema)[0] and grade(down, item, params, output_schema)[0]
+    # money is compared at the declared tolerance around the exact reference, both ways
+    for offset, ok in (("0.005", True), ("-0.005", True), ("0.0049", True), ("-0.0049", True), ("0.0051", False), ("-0.0051", False)):
+        moved = gold(item)
+        moved["subtotal"] = str(Decimal(moved["subtotal"]) + Decimal(offset))
+        assert grade(moved, item, params, output_schema)[0] is ok, offset
     # a non-ISO date is unreadable, not guessed
     us = gold(item)
     y, m, d = us["invoice_date"].split("-")
@@ -588,7 +648,7 @@ def test_end_to_end_both_workloads(tmp_path: Path) -> None:
     assert not compiled.diagnostics.has_errors, "\n".join(str(d) for d in compiled.diagnostics.sorted())
     lock = project / "generated" / "wl-e2e" / "plan.lock"
     plan = json.loads(lock.read_text(encoding="utf-8"))["plan"]
-    for ref in ("extract.invoice.generator.v1", "extract.invoice.grading.v1", "reconcile.ledger.tools.v1"):
+    for ref in ("extract.invoice.generator.v2", "extract.invoice.grading.v2", "reconcile.ledger.tools.v2"):
         assert ref in plan["code"]
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONHASHSEED": "random"}

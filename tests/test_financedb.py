@@ -195,7 +195,7 @@ def test_financedb_is_shared_code_fingerprinted_through_both_generators() -> Non
     package = ROOT / "runtime" / "workloads" / "financedb"
     for path in package.glob("*.py"):
         assert "COMPONENT_ID" not in path.read_text(encoding="utf-8"), f"{path.name} must not be a component of its own"
-    for ref in ("query.nl2sql.generator.v1", "execute.month-end.generator.v1"):
+    for ref in ("query.nl2sql.generator.v2", "execute.month-end.generator.v2"):
         files = codeprint.fingerprint(components[ref]).files
         for name in ("books.py", "store.py", "schema.py", "__init__.py"):
             assert f"runtime/workloads/financedb/{name}" in files, (ref, name)
@@ -206,3 +206,21 @@ def test_store_refuses_unfinished_books() -> None:
     books = financedb.Books(financedb.make_company("x"), 1, False)
     with pytest.raises(RuntimeError):
         store.rows(books)
+
+
+def test_vary_master_changes_master_data_only_deterministically() -> None:
+    """A variant's master data differs from the company's (vendors, customers, chart) but keeps
+    what questions name (company, year, categories, regions, departments), the same for a key."""
+    base = financedb.make_company(CANARY_KEY)
+    for master in ("variant-1", "variant-2", "other"):
+        v = financedb.make_company(CANARY_KEY, master)
+        assert v == financedb.make_company(CANARY_KEY, master)
+        assert (v.name, v.year, v.payroll_base) == (base.name, base.year, base.payroll_base)
+        assert v.vendors != base.vendors and v.customers != base.customers and v.accounts != base.accounts
+        assert {x.category for x in v.vendors} <= set(financedb.books.CATEGORIES)
+        assert {x.region for x in v.customers} <= set(financedb.books.REGIONS)
+        assert len({x.vendor_id for x in v.vendors}) == len(v.vendors) and len({x.customer_id for x in v.customers}) == len(v.customers)
+        assert len({a[0] for a in v.accounts}) == len(v.accounts)
+        # cash, AP, AR and the accruals stay open: the close policies and questions name them
+        assert all(a[4] == 1 for a in v.accounts if a[0] in ("1010", "1020", "1100", "1300", "2000", "2100", "2200"))
+    assert financedb.make_company(CANARY_KEY, None) == base

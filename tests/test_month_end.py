@@ -1,4 +1,4 @@
-"""Tests of execute.month-end.v1: generator, tools (the journal-entry writer), grading, reference models.
+"""Tests of execute.month-end.v2: generator, tools (the journal-entry writer), grading, reference models.
 
 Grading goes through the runtime's own `lrc.runtime.grading.grade`, with the spec's checks,
 so what is tested is what `lrc execute` does. The end-to-end run of this workload (with
@@ -24,6 +24,7 @@ from lrc.runtime import grading as runtime_grading
 from lrc.runtime.workloads import financedb
 from lrc.runtime.workloads.base import Item, Reply
 from lrc.runtime.workloads.execute_month_end import generator, grading, ledger, reference
+from lrc.runtime.workloads.execute_month_end import tools as tools_module
 from lrc.runtime.workloads.execute_month_end.tools import Toolbox
 
 from helpers.agent_loop import render_messages, run_tool_loop
@@ -36,7 +37,7 @@ N = 15
 CANARY_SEED = "canary-0"
 CANARY_DIGEST = "sha256:ea18a62d6df3500cc18d568e5a19fcf71d901d7fce5ecb83eee5d00c2989791c"
 BASELINE_SEEDS = (CANARY_SEED, "seed-1", "seed-2", "seed-3", "seed-4", "seed-5", "seed-6", "seed-7", "seed-8", "seed-9")
-GRADING_REF = "execute.month-end.grading.v1"
+GRADING_REF = f"{grading.COMPONENT_ID}.v{grading.COMPONENT_VERSION}"
 
 
 # ---------------------------------------------------------------------------------------
@@ -472,13 +473,28 @@ def test_reference_answer_passes(spec: dict[str, Any], output_schema: dict[str, 
 
 @pytest.mark.parametrize("cents,ok", [(1, True), (-1, True), (2, False), (-2, False), (100, False)])
 def test_amount_tolerance(spec: dict[str, Any], output_schema: dict[str, Any], item: Item, cents: int, ok: bool) -> None:
+    """Within $0.01 of the reference per account, both ways (the declared tolerance)."""
     answer = reference_answer(item, lambda es: _shift(es, "Accrue payroll", cents))
     evaluation = grade(answer, item, spec, output_schema)
     assert passed(evaluation) is ok
     if not ok:
         match = next(r for r in failing(evaluation) if r["id"] == grading.MATCH)
-        assert set(match["location"]["accounts"]) == {"6000", "2200"}
-        assert "payroll" in match["message"] and "difference" in match["message"]
+        assert [m["kind"] for m in match["location"]["missing"]] == ["payroll-accrual"]
+        assert len(match["location"]["extra"]) == 1
+        missing = entry_details(evaluation, "missing")
+        assert len(missing) == 1 and "payroll" in missing[0]["location"]["missing"]
+        assert "difference" in missing[0]["message"] and "6000" in missing[0]["message"]
+
+
+def entry_details(evaluation: dict[str, Any], side: str) -> list[dict[str, Any]]:
+    return [r for r in evaluation["results"] if r["id"] == grading.ENTRY and side in r["location"]]
+
+
+def test_tolerance_is_declared_in_the_spec(spec: dict[str, Any]) -> None:
+    check = next(c for c in spec["grading"]["checks"] if c["validator"] == "entries-match")
+    assert check["params"]["tolerance"] == "0.01"
+    results = grading.entries_match({"entries": []}, {"entries": [], "no_entry": []}, {"tolerance": "-1"})
+    assert results[0]["status"] == "error" and results[0]["location"] == "params"
 
 
 def test_reversed_direction_fails(spec: dict[str, Any], output_schema: dict[str, Any], item: Item) -> None:
@@ -489,10 +505,10 @@ def test_reversed_direction_fails(spec: dict[str, Any], output_schema: dict[str,
         return entries
 
     evaluation = grade(reference_answer(item, reverse), item, spec, output_schema)
-    match = next(r for r in failing(evaluation) if r["id"] == grading.MATCH)
-    assert "the direction is reversed" in match["message"]
-    details = [r for r in evaluation["results"] if r["id"] == grading.ACCOUNT]
-    assert len(details) == 2 and all(r["location"]["documents"] for r in details)
+    assert not passed(evaluation)
+    extra = entry_details(evaluation, "extra")
+    assert len(extra) == 1 and "direction reversed" in extra[0]["message"]
+    assert len(entry_details(evaluation, "missing")) == 1
 
 
 def test_missing_entry_fails_naming_the_document(spec: dict[str, Any], output_schema: dict[str, Any], canary) -> None:
@@ -501,7 +517,8 @@ def test_missing_entry_fails_naming_the_document(spec: dict[str, Any], output_sc
     evaluation = grade(reference_answer(item, lambda es: [e for e in es if not e["memo"].startswith(("Bank", "Interest", "Customer"))]),
                        item, spec, output_schema)
     match = next(r for r in failing(evaluation) if r["id"] == grading.MATCH)
-    assert "1010" in match["location"]["accounts"] and bank_doc in match["message"]
+    assert bank_doc in {m["source"] for m in match["location"]["missing"]} and match["location"]["extra"] == []
+    assert all(bank_doc in d["message"] for d in entry_details(evaluation, "missing"))
 
 
 @pytest.mark.parametrize("feature,kind", [("invoice_next_month", "next-month-invoice"), ("invoice_already_booked", "invoice-already-booked"),
@@ -520,14 +537,12 @@ def test_posting_a_trap_fails_naming_it(spec: dict[str, Any], output_schema: dic
 def test_duplicated_entry_fails(spec: dict[str, Any], output_schema: dict[str, Any], item: Item) -> None:
     evaluation = grade(reference_answer(item, lambda es: es + [copy.deepcopy(es[0])]), item, spec, output_schema)
     assert not passed(evaluation) and any(r["id"] == grading.MATCH for r in failing(evaluation))
+    extra = entry_details(evaluation, "extra")
+    assert len(extra) == 1 and "duplicates the reference" in extra[0]["message"] and not entry_details(evaluation, "missing")
 
 
-def test_same_ledger_effect_in_another_shape_passes(spec: dict[str, Any], output_schema: dict[str, Any], item: Item) -> None:
-    def combined(entries):
-        lines = [ln for e in entries for ln in e["lines"]]
-        return [{"date": entries[0]["date"], "memo": "all close entries", "lines": lines[:30]}] + (
-            [{"date": entries[0]["date"], "memo": "rest", "lines": lines[30:]}] if len(lines) > 30 else [])
-
+def test_lines_split_by_department_and_any_entry_order_pass(spec: dict[str, Any], output_schema: dict[str, Any], item: Item) -> None:
+    """An entry's effect adds up its lines per account; entries match one to one in any order."""
     def by_department(entries):
         e = _find(entries, "Accrue payroll")
         gross = Decimal(e["lines"][0]["debit"])
@@ -536,14 +551,113 @@ def test_same_ledger_effect_in_another_shape_passes(spec: dict[str, Any], output
                            {"account": "6000", "debit": f"{gross - half:.2f}", "credit": "0.00", "department": "D20"}]
         return entries
 
-    def wrong_then_reversed(entries):
-        bad = {"date": entries[0]["date"], "memo": "oops", "lines": [{"account": "6400", "debit": "500.00"}, {"account": "2000", "credit": "500.00"}]}
-        undo = {"date": entries[0]["date"], "memo": "reverse oops", "lines": [{"account": "2000", "debit": "500.00"}, {"account": "6400", "credit": "500.00"}]}
-        return entries + [bad, undo]
-
-    for shape in (combined, by_department, wrong_then_reversed):
+    for shape in (by_department, lambda es: es[::-1]):
         evaluation = grade(reference_answer(item, shape), item, spec, output_schema)
-        assert passed(evaluation), (shape.__name__, failing(evaluation))
+        assert passed(evaluation), failing(evaluation)
+
+
+def _offsetting_pair(entries):
+    """Two entries on the same accounts that net to zero: the account totals are unchanged."""
+    date = entries[0]["date"]
+    return entries + [{"date": date, "memo": "accrue", "lines": [{"account": "6400", "debit": "500.00"}, {"account": "2100", "credit": "500.00"}]},
+                      {"date": date, "memo": "offset", "lines": [{"account": "2100", "debit": "500.00"}, {"account": "6400", "credit": "500.00"}]}]
+
+
+def _trap_and_reversal(entries):
+    """An extra entry (a real reference entry posted twice) and its reversal."""
+    dup = copy.deepcopy(entries[0])
+    undo = copy.deepcopy(entries[0])
+    for ln in undo["lines"]:
+        ln["debit"], ln["credit"] = ln["credit"], ln["debit"]
+    return entries + [dup, undo]
+
+
+def _lumped(entries):
+    """Every entry's lines in one or two entries: the same ledger, not the same entries."""
+    lines = [ln for e in entries for ln in e["lines"]]
+    return [{"date": entries[0]["date"], "memo": "all close entries", "lines": lines[:30]}] + (
+        [{"date": entries[0]["date"], "memo": "rest", "lines": lines[30:]}] if len(lines) > 30 else [])
+
+
+def _payroll_in_two_entries(entries):
+    e = _find(entries, "Accrue payroll")
+    gross, tax = Decimal(e["lines"][0]["debit"]), Decimal(e["lines"][1]["debit"])
+    entries.remove(e)
+    return entries + [{"date": e["date"], "memo": "wages", "lines": [{"account": "6000", "debit": f"{gross:.2f}"},
+                                                                     {"account": "2200", "credit": f"{gross:.2f}"}]},
+                      {"date": e["date"], "memo": "taxes", "lines": [{"account": "6050", "debit": f"{tax:.2f}"},
+                                                                     {"account": "2200", "credit": f"{tax:.2f}"}]}]
+
+
+def _self_cancelling(entries):
+    return entries + [{"date": entries[0]["date"], "memo": "nothing", "lines": [{"account": "6400", "debit": "75.00"},
+                                                                                {"account": "6400", "credit": "75.00"}]}]
+
+
+@pytest.mark.parametrize("shape,missing,extra", [
+    (_offsetting_pair, 0, 2), (_trap_and_reversal, 0, 2), (_lumped, None, None), (_payroll_in_two_entries, 1, 2),
+    (_self_cancelling, 0, 1),
+], ids=["offsetting-pair", "extra-and-reversal", "lumped", "payroll-in-two-entries", "self-cancelling"])
+def test_same_account_totals_in_other_entries_fail(spec: dict[str, Any], output_schema: dict[str, Any], item: Item, shape,
+                                                   missing: int | None, extra: int | None) -> None:
+    """Seed §4.7 matches entries, not account totals: each of these leaves every account total
+    equal to the reference close, and each fails, naming every unmatched entry."""
+    answer = reference_answer(item, shape)
+    evaluation = grade(answer, item, spec, output_schema)
+    assert not passed(evaluation) and evaluation["verdict"] == "partial"  # seal, balance and trial balance pass
+    assert [r["id"] for r in failing(evaluation)] == [grading.MATCH]
+    match = failing(evaluation)[0]
+    if missing is not None:
+        assert len(match["location"]["missing"]) == len(entry_details(evaluation, "missing")) == missing
+        assert len(match["location"]["extra"]) == len(entry_details(evaluation, "extra")) == extra
+    # every extra entry is named by the id the writer gave it
+    assert set(match["location"]["extra"]) <= {e["entry_id"] for e in answer["entries"]}
+    # account totals really are the reference's (what the old grader checked)
+    net: dict[str, Decimal] = {}
+    for e in answer["entries"]:
+        for ln in e["lines"]:
+            net[ln["account"]] = net.get(ln["account"], Decimal(0)) + Decimal(ln["debit"]) - Decimal(ln["credit"])
+    want = {a: Decimal(v) for a, v in item.answer_key["net_by_account"].items()}
+    assert all(abs(net.get(a, Decimal(0)) - want.get(a, Decimal(0))) <= Decimal("0.01") for a in set(net) | set(want))
+
+
+def test_a_close_that_posts_nothing_fails_not_partial(spec: dict[str, Any], output_schema: dict[str, Any], canary) -> None:
+    for item in canary[:3]:
+        answer = Toolbox(item).call("submit_close", {"summary": "nothing to do"}).answer
+        evaluation = grade(answer, item, spec, output_schema)
+        assert evaluation["verdict"] == "fail"
+        status = {r["id"]: r["status"] for r in evaluation["results"]}
+        assert status[grading.SEAL] == status[grading.BALANCE] == status[grading.TRIAL] == "not_applicable"
+        match = next(r for r in failing(evaluation) if r["id"] == grading.MATCH)
+        assert "nothing was posted" in match["message"]
+        assert len(match["location"]["missing"]) == len(item.answer_key["entries"]) == len(entry_details(evaluation, "missing"))
+
+
+def test_an_entry_outside_the_period_does_not_match(item: Item) -> None:
+    """The writer refuses such dates; the grader checks the period on its own anyway."""
+    key = item.answer_key
+    posted = [dict(e, entry_id=f"JE-S{n:03d}") for n, e in enumerate(copy.deepcopy(key["entries"]), 1)]
+    posted[0]["date"] = "1999-01-31"
+    results = grading.entries_match({"entries": posted}, key, {"tolerance": "0.01"})
+    assert results[0]["status"] == "fail" and results[0]["location"]["extra"] == ["JE-S001"]
+    extra = next(r for r in results if r["id"] == grading.ENTRY and "extra" in r["location"])
+    assert "outside the close period" in extra["message"]
+    missing = next(r for r in results if r["id"] == grading.ENTRY and "missing" in r["location"])
+    assert "dated outside" in missing["message"]
+
+
+def test_matching_is_maximum_not_greedy() -> None:
+    """Two reference entries and two posted ones where a first-fit pairing would strand one."""
+    ref = [{"source": "a", "kind": "k", "date": "2026-06-30", "lines": [{"account": "6400", "debit": "100.00", "credit": "0.00"},
+                                                                      {"account": "2100", "debit": "0.00", "credit": "100.00"}]},
+           {"source": "b", "kind": "k", "date": "2026-06-30", "lines": [{"account": "6400", "debit": "100.02", "credit": "0.00"},
+                                                                      {"account": "2100", "debit": "0.00", "credit": "100.02"}]}]
+    posted = [{"entry_id": "JE-S001", "date": "2026-06-30", "lines": [{"account": "6400", "debit": "100.01"}, {"account": "2100", "credit": "100.01"}]},
+              {"entry_id": "JE-S002", "date": "2026-06-30", "lines": [{"account": "6400", "debit": "100.00"}, {"account": "2100", "credit": "100.00"}]}]
+    key = {"entries": ref, "no_entry": [], "close_period": "2026-06"}
+    assert grading.entries_match({"entries": posted}, key, {"tolerance": "0.01"})[0]["status"] == "pass"
+    posted[0]["lines"] = [{"account": "6400", "debit": "100.04"}, {"account": "2100", "credit": "100.04"}]
+    assert grading.entries_match({"entries": posted}, key, {"tolerance": "0.01"})[0]["status"] == "fail"
 
 
 def test_unbalanced_entries_fail_balance_and_trial_balance(spec: dict[str, Any], output_schema: dict[str, Any], item: Item) -> None:
@@ -556,6 +670,53 @@ def test_unbalanced_entries_fail_balance_and_trial_balance(spec: dict[str, Any],
     assert {grading.BALANCE, grading.TRIAL, grading.MATCH} <= ids and grading.SEAL not in ids
     balance = next(r for r in failing(evaluation) if r["id"] == grading.BALANCE)
     assert balance["location"] == ["JE-S001"]
+
+
+def _tampered_ledger(item: Item, sql: str) -> Item:
+    """The item with its source ledger changed outside any writer (a damaged or tampered database)."""
+    conn = financedb.open_copy(item.files[generator.DATABASE])
+    try:
+        conn.execute(sql)
+        conn.commit()
+        data = conn.serialize()
+    finally:
+        conn.close()
+    return Item(item.index, item.item_id, item.context, item.answer_key, {**item.files, generator.DATABASE: data})
+
+
+@pytest.mark.parametrize("sql", [
+    "UPDATE gl_lines SET debit = debit + 0.01 WHERE line_id = (SELECT MIN(line_id) FROM gl_lines WHERE debit > 0)",
+    "DELETE FROM gl_lines WHERE line_id = (SELECT MAX(line_id) FROM gl_lines)",
+    "INSERT INTO gl_lines (line_id, entry_id, account_id, department_id, debit, credit, memo) "
+    "VALUES (999999, 'JE-X', '6800', NULL, 0, 12.5, 'one-sided')",
+])
+def test_trial_balance_fails_on_a_tampered_ledger(spec: dict[str, Any], output_schema: dict[str, Any], item: Item, sql: str) -> None:
+    """Entries the writer accepted (seal valid, every entry balanced) on a ledger that does not
+    balance: only the trial balance can see it, so it is a check of its own."""
+    tampered = _tampered_ledger(item, sql)
+    evaluation = grade(reference_answer(item), tampered, spec, output_schema)
+    assert [r["id"] for r in failing(evaluation)] == [grading.TRIAL]
+    trial = failing(evaluation)[0]
+    assert "out by" in trial["message"]
+
+
+@pytest.mark.parametrize("change", ["two-debits", "debit-up", "credit-missing"])
+def test_entries_balance_fails_on_entries_built_outside_the_writer(spec: dict[str, Any], output_schema: dict[str, Any], item: Item,
+                                                                   change: str) -> None:
+    """A journal the writer never saw (here with a seal forged as if the key had leaked)."""
+    answer = reference_answer(item)
+    lines = answer["entries"][-1]["lines"]
+    if change == "two-debits":
+        lines[-1]["debit"], lines[-1]["credit"] = lines[-1]["credit"], "0.00"
+    elif change == "debit-up":
+        lines[0]["debit"] = f"{Decimal(lines[0]['debit'] or 0) + Decimal('0.01'):.2f}"
+    else:
+        lines[-1]["credit"] = "0.00"
+    answer["seal"] = ledger.seal(item.answer_key["seal_key"], answer["entries"])
+    evaluation = grade(answer, item, spec, output_schema)
+    balance = next(r for r in failing(evaluation) if r["id"] == grading.BALANCE)
+    assert balance["location"] == [answer["entries"][-1]["entry_id"]]
+    assert grading.SEAL not in {r["id"] for r in failing(evaluation)}
 
 
 def test_tampered_answer_fails_the_seal(spec: dict[str, Any], output_schema: dict[str, Any], item: Item) -> None:

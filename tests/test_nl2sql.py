@@ -1,4 +1,4 @@
-"""Tests of query.nl2sql.v1: generator, execution-match grading, tools, reference models, end to end.
+"""Tests of query.nl2sql.v2: generator, execution-match grading, tools, reference models, end to end.
 
 The grading is stricter than the field's comparators on purpose; the BIRD (set equality),
 Spider (DISTINCT stripped) and Spider 2.0 (columns sorted independently, extra columns
@@ -25,6 +25,7 @@ import pytest
 from lrc.runtime.checks.results import blocking_failures
 from lrc.runtime.workloads import financedb
 from lrc.runtime.workloads.base import Item, Reply
+from lrc.runtime.workloads.query_nl2sql import compare as compare_module
 from lrc.runtime.workloads.query_nl2sql import generator, grading, reference
 from lrc.runtime.workloads.query_nl2sql.tools import Toolbox
 from support import run_lrc, tool_defs
@@ -37,7 +38,7 @@ SPEC_DIR = ROOT / "specs" / "workloads" / "query.nl2sql"
 PACKAGE_DIR = ROOT / "runtime" / "workloads" / "query_nl2sql"
 N = 15
 CANARY_SEED = "canary-0"
-CANARY_DIGEST = "sha256:6500dc3937b180970acf390501f36572f3bd08c944e805356311552105034167"
+CANARY_DIGEST = "sha256:4927e515df73c09a3029e1491854e530eae84423d746d4ae2e670c6c778ec047"  # variants vary master data (issue 10)
 BASELINE_SEEDS = (CANARY_SEED, "seed-1", "seed-2", "seed-3", "seed-4", "seed-5", "seed-6", "seed-7", "seed-8", "seed-9")
 
 
@@ -105,10 +106,10 @@ def test_components_declared_and_imports_confined() -> None:
     for name in ("generator", "grading", "tools", "reference"):
         assert f"query.nl2sql.{name}" in refs
     allowed = ("lrc.runtime.checks", "lrc.runtime.workloads.base", "lrc.runtime.workloads.kit", "lrc.runtime.workloads.financedb",
-               "cerberus")
-    stdlib = {"__future__", "calendar", "collections", "dataclasses", "datetime", "decimal", "functools", "json", "re",
+               "lrc.runtime.workloads.query_nl2sql.compare", "cerberus")
+    stdlib = {"__future__", "bisect", "calendar", "collections", "dataclasses", "datetime", "decimal", "functools", "json", "re",
               "sqlite3", "typing", "unicodedata"}
-    assert_imports_confined(PACKAGE_DIR, ("generator", "grading", "tools", "reference"), allowed, stdlib,
+    assert_imports_confined(PACKAGE_DIR, ("generator", "grading", "tools", "reference", "compare"), allowed, stdlib,
                             hidden_from_reference=("generator", "financedb"))
 
 
@@ -309,6 +310,76 @@ def test_coincidence_on_one_database_fails_on_the_variants(canary: list[Item], p
     assert results[0]["observed"].startswith("matches on 1 of 3")
 
 
+def literal_sql(result: dict[str, Any]) -> str:
+    """The result as a query of literal values only (what a model that read the primary once could send)."""
+    def lit(v: Any) -> str:
+        return "NULL" if v is None else ("'" + v.replace("'", "''") + "'" if isinstance(v, str) else repr(v))
+    return " UNION ALL ".join("SELECT " + ", ".join(f'{lit(v)} AS "{c}"' for v, c in zip(row, result["columns"]))
+                              for row in result["rows"])
+
+
+LITERAL_SEEDS = (CANARY_SEED, "seed-1", "seed-2", "seed-3", "lit-4", "lit-5", "lit-6", "lit-7")
+
+
+@pytest.mark.parametrize("seed", LITERAL_SEEDS)
+def test_a_hard_coded_literal_answer_fails_every_template(seed: str, params: dict[str, Any], output_schema: dict[str, Any]) -> None:
+    """For every template (master-data questions included), the primary's result returned as
+    literals fails on at least one variant, and the generator's own check says so."""
+    for item in edition(seed):
+        key = item.answer_key
+        primary = key["expected"][generator.PRIMARY]
+        differing = [v for v in generator.VARIANTS
+                     if grading.compare(key["expected"][v], primary["columns"], primary["rows"], key["ordered"], key["tolerance"])]
+        assert differing, f"{seed} {key['topic']}: no variant tells a literal answer apart"
+        ok, results = grade_sql(literal_sql(primary), item, params, output_schema)
+        assert not ok, f"{seed} {key['topic']}: the hard-coded literal answer passed"
+        assert results[0]["location"]["database"] in differing
+        assert grade_sql(key["reference_sql"], item, params, output_schema)[0]
+
+
+def test_variants_vary_the_master_data(canary: list[Item]) -> None:
+    item = canary[0]
+    tables = {"vendors": "SELECT * FROM vendors ORDER BY 1", "customers": "SELECT * FROM customers ORDER BY 1",
+              "accounts": "SELECT * FROM accounts ORDER BY 1"}
+    def read(name: str) -> dict[str, list]:
+        conn = financedb.open_copy(item.files[name])
+        try:
+            return {t: conn.execute(q).fetchall() for t, q in tables.items()}
+        finally:
+            conn.close()
+    primary = read(generator.PRIMARY)
+    for name in generator.VARIANTS:
+        variant = read(name)
+        for table in tables:
+            assert variant[table] != primary[table], f"{name}: {table} is the primary's"
+    # the company stays the same: name, year, categories and regions
+    conn = financedb.open_copy(item.files[generator.VARIANTS[0]])
+    try:
+        assert {c for (c,) in conn.execute("SELECT DISTINCT region FROM customers")} <= set(financedb.books.REGIONS)
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("topic", ["vendor-count-by-category", "customers-by-region-and-limit", "active-accounts-of-type"])
+def test_redraws_a_question_the_variants_do_not_change(topic: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A draw whose result is the same on every variant is refused: with the variant check
+    forced to say 'same' for the first attempts, the generator keeps drawing."""
+    index = next(i for i in range(N) if generator.generate(CANARY_SEED, i, {}).answer_key["topic"] == topic)
+    calls = []
+    real = generator.varies
+
+    def fake(q, primary, variants):
+        calls.append(q.question)
+        return len(calls) > 3 and real(q, primary, variants)
+
+    monkeypatch.setattr(generator, "varies", fake)
+    item = generator.generate("redraw-seed", index, {})
+    assert len(calls) >= 4 and item.context["question"] == calls[-1]
+    monkeypatch.setattr(generator, "varies", lambda *a: False)
+    with pytest.raises(RuntimeError, match="no informative draw"):
+        generator.generate("redraw-seed", index, {})
+
+
 LENIENT = [
     ("customers-by-region-and-limit", "rows in another order (order not asked)",
      lambda s: s + " ORDER BY credit_limit DESC, name DESC"),
@@ -341,11 +412,48 @@ def test_cell_normalization() -> None:
     c = grading.cell
     assert c(0.1 + 0.2) == c(0.3) == c("0.30") == c(" 0.3 ")
     assert c(1) == c(1.0) == c("1.00") and c(1) != c(1.01)
-    assert c(2.675) == c("2.68") and c(-0.005) == c("-0.01")  # ROUND_HALF_UP on the decimal value, not the binary one
+    assert c(2.675) == c("2.675") != c("2.68")  # exact from the decimal string: nothing is rounded half-up
     assert c(None) is None and c(None) != c("") and c("") == ("s", "")
     assert c("Cafe\u0301") == c("Café") and c("abc") != c("ABC")
     assert c("2026-06-30") == ("s", "2026-06-30")
     assert c(b"\x01") == ("b", "01") and c(float("inf"))[0] == "n"
+
+
+MONEY = {"columns": ["vendor_name", "total_paid"], "rows": [["Kestrel Freight", 1234.5], ["Alder Steel Supply", 88.1]]}
+
+
+@pytest.mark.parametrize("offset,ok", [("0", True), ("0.005", True), ("-0.005", True), ("0.0049", True), ("-0.0049", True),
+                                       ("0.0051", False), ("-0.0051", False), ("0.01", False), ("-0.01", False)])
+@pytest.mark.parametrize("ordered", [False, True])
+def test_money_tolerance_is_symmetric_around_the_exact_reference(offset: str, ok: bool, ordered: bool) -> None:
+    """|observed - expected| <= 0.005 both ways: 1234.495 and 1234.505 both match 1234.50 (half-up
+    rounding of both sides accepted the first and refused the second)."""
+    from decimal import Decimal
+    got = [[name, str(Decimal(repr(v)) + Decimal(offset))] for name, v in MONEY["rows"]]
+    assert (grading.compare(MONEY, MONEY["columns"], got, ordered) is None) is ok
+    # the same as a float cell, and with the rows in another order when order does not count
+    floats = [[name, float(v)] for name, v in got]
+    assert (grading.compare(MONEY, MONEY["columns"], floats, ordered) is None) is ok
+    if not ordered:
+        assert (grading.compare(MONEY, MONEY["columns"], floats[::-1], False) is None) is ok
+
+
+@pytest.mark.parametrize("got,ok", [(3, True), (3.0, True), ("3", True), (3.004, False), (2.996, False), (4, False)])
+def test_integer_columns_compare_exactly(got: Any, ok: bool) -> None:
+    """Counts and ranks are declared exact (tolerance 0), not money: 3.004 is not a count of 3."""
+    expected = {"columns": ["vendor_count"], "rows": [[3]]}
+    assert compare_module.tolerances(expected) == ["0"]
+    assert (grading.compare(expected, ["vendor_count"], [[got]], False) is None) is ok
+
+
+def test_multiset_matching_within_tolerance_is_one_to_one() -> None:
+    """Two returned rows within tolerance of one expected row do not both match it."""
+    expected = {"columns": ["a", "b"], "rows": [["x", 10.0], ["x", 10.01]]}
+    assert grading.compare(expected, ["a", "b"], [["x", 10.004], ["x", 10.006]], False) is None
+    assert grading.compare(expected, ["a", "b"], [["x", 10.006], ["x", 10.004]], False) is None  # needs re-matching
+    assert grading.compare(expected, ["a", "b"], [["x", 10.0], ["x", 10.0]], False) is not None
+    assert grading.compare(expected, ["a", "b"], [["x", 10.0]], False) is not None
+    assert grading.compare(expected, ["a", "b"], [["y", 10.0], ["x", 10.01]], False) is not None
 
 
 # ---------------------------------------------------------------------------------------

@@ -101,8 +101,10 @@ def test_components_declared_and_imports_confined() -> None:
     from lrc.runtime.lock.codeprint import discover
 
     refs = discover()
-    for name in ("generator", "grading", "tools", "reference"):
-        assert f"reconcile.ledger.{name}.v1" in refs
+    from lrc.runtime.workloads.reconcile_ledger import tools as tools_module
+
+    for name, module in {"generator": generator, "grading": grading, "tools": tools_module, "reference": reference}.items():
+        assert f"reconcile.ledger.{name}.v{module.COMPONENT_VERSION}" in refs
     allowed = ("lrc.runtime.checks", "lrc.runtime.workloads.base", "lrc.runtime.workloads.kit", "lrc.runtime.workloads.reconcile_ledger",
                "cerberus")
     stdlib = {"__future__", "copy", "dataclasses", "datetime", "decimal", "json", "re", "typing"}
@@ -119,12 +121,12 @@ def test_spec_is_consistent(spec: dict[str, Any], params: dict[str, Any], gen_pa
     assert schema["properties"]["discrepancies"]["items"]["properties"]["type"]["enum"] == types
     assert spec["rate_card"] == {"job": "Reconcile a month of transactions", "volume_units": 1}
     assert spec["dataset"]["units_per_item"] == 1
-    assert grading._rules(params)["max_fp"] == 1
+    assert grading._rules(params)["max_fp"] == 1 and grading._rules(params)["tolerance"] == Decimal("0.005")
     system = messages_for(spec, canary[0], "single-shot")[0]["content"]
     assert f"within {window} calendar days" in system
 
 
-@pytest.mark.parametrize("mutate", ["recall", "fp", "ledger-rule", "prefix", "extra"])
+@pytest.mark.parametrize("mutate", ["recall", "fp", "ledger-rule", "prefix", "extra", "rounding", "tolerance"])
 def test_invalid_rules_are_an_error_result(params: dict[str, Any], canary: list[Item], mutate: str) -> None:
     p = copy.deepcopy(params)
     if mutate == "recall":
@@ -135,6 +137,10 @@ def test_invalid_rules_are_an_error_result(params: dict[str, Any], canary: list[
         p["refs"]["duplicate"]["ledger"] = "any"
     elif mutate == "prefix":
         p["id_prefixes"] = {"bank": "BK-"}
+    elif mutate == "rounding":  # rounding both sides is not a comparison this validator offers
+        p["amount"] = {"parse": "decimal-string", "quantum": "0.01", "rounding": "ROUND_HALF_UP"}
+    elif mutate == "tolerance":
+        p["amount"]["tolerance"] = "-0.005"
     else:
         p["fuzzy_dates"] = True
     results = grading.validate(gold(canary[0]), canary[0].answer_key, p)
@@ -335,9 +341,14 @@ def test_matching_is_keyed_by_type_refs_and_amount(canary: list[Item], params: d
     # wrong amount (one cent off)
     ok, results = mutated(lambda ds: ds[by_type["amount_mismatch"]].update(amount=str(Decimal(ds[by_type["amount_mismatch"]]["amount"]) + Decimal("0.01"))))
     assert not ok and "differs from the expected" in results[-1]["message"]
-    # the amount as a JSON number, or with more decimals that round half up to it: fine
+    # the amount as a JSON number: fine
     ok, _ = mutated(lambda ds: [d.update(amount=float(d["amount"])) for d in ds])
     assert ok
+    # the declared tolerance around the exact planted amount, both ways
+    for offset, good in (("0.005", True), ("-0.005", True), ("0.0049", True), ("-0.0049", True), ("0.0051", False), ("-0.0051", False)):
+        ok, results = mutated(lambda ds: ds[by_type["amount_mismatch"]].update(
+            amount=str(Decimal(ds[by_type["amount_mismatch"]]["amount"]) + Decimal(offset))))
+        assert ok is good, (offset, results[-1]["message"])
     # wrong ledger entry
     other = item.context["ledger"]["entries"][0]["id"]
     ok, results = mutated(lambda ds: ds[by_type["date_drift"]].__setitem__("refs", [ds[by_type["date_drift"]]["refs"][0], other]))

@@ -2,10 +2,17 @@
 
 Why it is built this way:
 
-- Grading compares amounts as `Decimal`, quantized with ROUND_HALF_UP *from the decimal
-  string*, so "2.675" becomes 2.68 (binary floating point would give 2.67). A JSON number
-  that reached us as a Python float is read through `repr`, the shortest string that
-  round-trips, i.e. the digits the model actually wrote.
+- Grading reads amounts as exact `Decimal`s *from the decimal string* (binary floating
+  point would read "2.675" as 2.67499...). A JSON number that reached us as a Python float
+  is read through `repr`, the shortest string that round-trips, i.e. the digits the model
+  actually wrote.
+- Grading compares an observed amount with the exact reference at a *declared tolerance*,
+  symmetric: |observed - expected| <= tolerance (`within`). Money is declared at half a
+  cent (`MONEY_TOLERANCE`), so 12.335 and 12.345 both match 12.34 and 12.3451 matches
+  neither. Rounding both sides half-up to cents before comparing is not symmetric (12.335
+  -> 12.34 passed, 12.345 -> 12.35 failed) and is not used for grading. Non-money numbers
+  (quantities, ratios, percentages) are compared at their own declared precision with the
+  same function (exact is tolerance 0). `quantize` is for building and printing amounts.
 - Printed amounts come with currency symbols or ISO codes, thousands separators (",", ".",
   space, no-break space, apostrophe), a decimal point or a decimal comma, and negative
   signs written as "-", "−", a trailing "-" or parentheses. `parse_amount` reads them all
@@ -27,15 +34,12 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation, localcontext
 from typing import Any
 
 CENT = Decimal("0.01")
-
-ROUNDING_MODES = {
-    "ROUND_HALF_UP": ROUND_HALF_UP,
-}
-"""Rounding modes a spec may name (only the one the standard prescribes)."""
+MONEY_TOLERANCE = Decimal("0.005")
+"""Half a cent: the declared tolerance of a money amount around its exact (cents) reference."""
 
 _GROUPING_ONLY = " \u00a0\u202f\u2009'\u2019"
 _MINUS = "-\u2212"
@@ -140,6 +144,28 @@ def parse_amount(value: Any, decimal_mark: str | None = None) -> Decimal:
     except InvalidOperation as exc:  # pragma: no cover - the grammar above admits only digits
         raise MoneyError(f"not an amount: {raw!r}") from exc
     return -amount if negative else amount
+
+
+def tolerance(value: Any) -> Decimal:
+    """A declared tolerance ("0.005", "0"): a finite, non-negative decimal string. Raises MoneyError."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise MoneyError(f"a tolerance is a decimal string such as \"0.005\", not {value!r}")
+    try:
+        out = Decimal(str(value).strip())
+    except InvalidOperation as exc:
+        raise MoneyError(f"a tolerance is a decimal string such as \"0.005\", not {value!r}") from exc
+    if not out.is_finite() or out < 0:
+        raise MoneyError(f"a tolerance must be finite and not negative, not {value!r}")
+    return out
+
+
+def within(observed: Decimal, expected: Decimal, tol: Decimal) -> bool:
+    """|observed - expected| <= tol, in exact Decimal arithmetic: symmetric around the reference."""
+    if not (observed.is_finite() and expected.is_finite()):
+        return False
+    with localcontext() as ctx:  # exact: parsed amounts have at most 64 characters, floats 17 digits
+        ctx.prec = 400
+        return abs(observed - expected) <= tol
 
 
 def quantize(amount: Decimal, quantum: Decimal = CENT, rounding: str = ROUND_HALF_UP) -> Decimal:

@@ -1,20 +1,36 @@
 """End-state grading of execute.month-end (LedgerRate §4.7).
 
-A close passes when the scratch ledger the agent left behind is the reference one:
+Seed §4.7: the proposed journal entries must match the reference set (accounts, amounts
+within $0.01, direction) and the resulting trial balance must balance. So:
 
 - `writer-seal`: the entries are the ones this run's journal-entry writer accepted (an
   answer typed into a final message, or edited after submission, is not an end state);
 - `entries-balance`: every entry's debits equal its credits, to the cent;
-- `entries-match`: the entries have the reference effect on every account — for each
-  account, the net of debits minus credits equals the reference net within $0.01. This
-  checks accounts, direction and amounts, and it is about the end state: booking one
-  accrual per line or all accruals in one entry, or splitting payroll by department, is
-  the same ledger; a missing, extra, duplicated, reversed or mis-stated entry is not. Each
-  disagreeing account is reported with the documents whose entries touch it, and a
-  difference that equals a document needing no entry (a next-month invoice, an invoice
-  already in AP, a timing difference on the bank statement) is named as such;
-- `trial-balance`: the source ledger plus the entries balances (|debits - credits| <= 0.005);
+- `entries-match`: the entries match the reference entries *one to one*. An entry's effect
+  is its net debit (+) or credit (-) per account (lines on one account, e.g. payroll split
+  by department, are added up); a posted entry matches a reference entry when it is in
+  the same period and its effect agrees on every account within the declared tolerance
+  (|posted - reference| <= $0.01 per account, symmetric). Matching is a maximum one-to-one
+  matching, so every reference entry needs its own posted entry and every posted entry
+  must be a reference entry: two entries that net to zero, an extra entry and its
+  reversal, a duplicate, or all accruals lumped into one entry fail, even when the
+  account totals agree. Each unmatched reference entry ("missing") and each unmatched
+  posted entry ("extra") is reported on its own, with the document it comes from, the
+  closest entry on the other side and how it differs, and whether an extra entry equals a
+  document that needs no entry (a next-month invoice, an invoice already in AP, a timing
+  difference on the bank statement) or is a reference entry reversed;
+- `trial-balance`: the item's source ledger plus the entries balances (|debits - credits|
+  <= 0.005);
 - `close-summary`: informational — the summary is kept in the record, not graded.
+
+Why `entries-balance` and `trial-balance` stay separate checks although the writer refuses
+unbalanced entries: the seed names the balanced trial balance as a pass criterion of its
+own, and both are recomputed here from the submitted entries and the item's own ledger,
+independently of the writer. They fail when the entries did not come out of a correct
+writer (a forged seal after a leaked key, a writer bug) or the item's ledger is damaged;
+tests/test_month_end.py shows each of those failing. A close that posts nothing has
+nothing to seal, balance or add: those three checks are then `not_applicable`, so the
+verdict is "fail", never "partial".
 
 Exceeding the 25-step cap fails before any of this (the runtime's agentic system).
 """
@@ -24,6 +40,7 @@ from __future__ import annotations
 from decimal import Decimal, InvalidOperation
 from typing import Any, Mapping, Sequence
 
+from lrc.runtime.checks.money import MoneyError, tolerance, within
 from lrc.runtime.checks.results import ValidatorResult, result
 from lrc.runtime.checks.sqlsandbox import SqlSandbox
 from lrc.runtime.workloads.execute_month_end.ledger import seal
@@ -34,7 +51,7 @@ COMPONENT_VERSION = 2
 SEAL = "execute.month-end.writer-seal"
 BALANCE = "execute.month-end.entries-balance"
 MATCH = "execute.month-end.entries-match"
-ACCOUNT = "execute.month-end.account-net"
+ENTRY = "execute.month-end.entry"
 TRIAL = "execute.month-end.trial-balance"
 SUMMARY = "execute.month-end.close-summary"
 DATABASE = "finance.db"
@@ -47,10 +64,13 @@ def normalize(answer: Any) -> Any:
 
 
 def _amount(value: Any) -> Decimal:
+    """An amount as the writer wrote it; anything else (not a number, not finite, beyond any
+    amount the writer accepts) reads as zero — such entries never carry a valid seal."""
     try:
-        return Decimal(str(value)) if value not in (None, "") else ZERO
-    except InvalidOperation:
+        d = Decimal(str(value)) if value not in (None, "") and not isinstance(value, (bool, Mapping, list)) else ZERO
+    except (InvalidOperation, ValueError):
         return ZERO
+    return d if d.is_finite() and d.adjusted() <= 12 else ZERO
 
 
 def _entries(answer: Any) -> list[Mapping[str, Any]]:
@@ -66,10 +86,17 @@ def _side(net: Decimal) -> str:
     return f"net debit {_money(net)}" if net > 0 else (f"net credit {_money(-net)}" if net < 0 else "no net effect")
 
 
+def _nothing_posted(check: str, what: str) -> list[ValidatorResult]:
+    return [result(check, COMPONENT_VERSION, "not_applicable", observed="no entries", expected=what, location="/entries",
+                   message=f"nothing was posted, so there is nothing to check here ({what}); the close fails on entries-match")]
+
+
 def writer_seal(answer: Any, key: Mapping[str, Any], params: Mapping[str, Any]) -> list[ValidatorResult]:
     given = answer.get("seal") if isinstance(answer, Mapping) else None
     expected = seal(str(key.get("seal_key", "")), list(answer.get("entries", [])) if isinstance(answer, Mapping) else [])
     ok = isinstance(given, str) and given == expected
+    if ok and not _entries(answer):
+        return _nothing_posted(SEAL, "entries posted through post_journal_entry")
     return [result(SEAL, COMPONENT_VERSION, "pass" if ok else "fail", observed="sealed by the writer" if ok else "no valid seal",
                    expected="entries posted through post_journal_entry and submitted with submit_close", location="/seal",
                    message="the entries are the ones this run's journal-entry writer accepted" if ok else
@@ -78,13 +105,15 @@ def writer_seal(answer: Any, key: Mapping[str, Any], params: Mapping[str, Any]) 
 
 
 def entries_balance(answer: Any, key: Mapping[str, Any], params: Mapping[str, Any]) -> list[ValidatorResult]:
+    if not _entries(answer):
+        return _nothing_posted(BALANCE, "debits = credits per entry")
     bad = []
     for n, e in enumerate(_entries(answer), 1):
         lines = e.get("lines") if isinstance(e.get("lines"), list) else []
         dr = sum((_amount(ln.get("debit")) for ln in lines if isinstance(ln, Mapping)), ZERO)
         cr = sum((_amount(ln.get("credit")) for ln in lines if isinstance(ln, Mapping)), ZERO)
         if dr != cr or len(lines) < 2:
-            bad.append({"entry": e.get("entry_id", f"#{n}"), "debits": _money(dr), "credits": _money(cr)})
+            bad.append({"entry": _entry_id(e, n), "debits": _money(dr), "credits": _money(cr)})
     count = len(_entries(answer))
     if not bad:
         return [result(BALANCE, COMPONENT_VERSION, "pass", observed=f"{count} balanced entries", expected="debits = credits per entry",
@@ -94,70 +123,158 @@ def entries_balance(answer: Any, key: Mapping[str, Any], params: Mapping[str, An
                    message="unbalanced: " + "; ".join(f"{b['entry']} debits {b['debits']} != credits {b['credits']}" for b in bad))]
 
 
-def _net(entries: Sequence[Mapping[str, Any]]) -> dict[str, Decimal]:
+def _entry_id(e: Mapping[str, Any], n: int) -> str:
+    return str(e.get("entry_id") or f"#{n}")
+
+
+def _effect(lines: Any) -> dict[str, Decimal]:
+    """Net debit (+) / credit (-) per account of one entry's lines; accounts that net to zero are dropped."""
     net: dict[str, Decimal] = {}
-    for e in entries:
-        for ln in e.get("lines") or []:
-            if isinstance(ln, Mapping):
-                account = str(ln.get("account"))
-                net[account] = net.get(account, ZERO) + _amount(ln.get("debit")) - _amount(ln.get("credit"))
-    return net
+    for ln in lines if isinstance(lines, list) else []:
+        if isinstance(ln, Mapping):
+            account = str(ln.get("account"))
+            net[account] = net.get(account, ZERO) + _amount(ln.get("debit")) - _amount(ln.get("credit"))
+    return {a: v for a, v in sorted(net.items()) if v != 0}
+
+
+def _period(date: Any) -> str | None:
+    return date[:7] if isinstance(date, str) and len(date) >= 7 else None
+
+
+def _show_effect(effect: Mapping[str, Decimal]) -> str:
+    return ", ".join(f"{'Dr' if v > 0 else 'Cr'} {a} {_money(abs(v))}" for a, v in effect.items()) or "no net effect"
+
+
+def _differences(got: Mapping[str, Decimal], want: Mapping[str, Decimal], tol: Decimal) -> list[str]:
+    out = []
+    for account in sorted(set(got) | set(want)):
+        g, w = got.get(account, ZERO), want.get(account, ZERO)
+        if not within(g, w, tol):
+            out.append(f"account {account}: expected {_side(w)}, got {_side(g)} (difference {_money(g - w)})")
+    return out
+
+
+def _matches(got: Mapping[str, Decimal], got_period: str | None, want: Mapping[str, Decimal], want_period: str | None,
+             tol: Decimal) -> bool:
+    return got_period == want_period and not _differences(got, want, tol)
+
+
+def _closest(effect: Mapping[str, Decimal], others: Sequence[tuple[Any, Mapping[str, Decimal]]]) -> tuple[Any, Mapping[str, Decimal]] | None:
+    """The entry among `others` sharing the most accounts with `effect` (then the smallest total difference)."""
+    best = None
+    for ident, other in others:
+        shared = len(set(effect) & set(other))
+        if not shared:
+            continue
+        gap = sum((abs(effect.get(a, ZERO) - other.get(a, ZERO)) for a in set(effect) | set(other)), ZERO)
+        score = (-shared, gap)
+        if best is None or score < best[0]:
+            best = (score, (ident, other))
+    return best[1] if best else None
+
+
+def match_entries(posted: Sequence[Mapping[str, Any]], reference: Sequence[Mapping[str, Any]],
+                  tol: Decimal) -> tuple[dict[int, int], list[int], list[int]]:
+    """A maximum one-to-one matching of posted entries to reference entries (augmenting paths).
+
+    Returns ({posted index: reference index}, unmatched reference indexes, unmatched posted indexes).
+    """
+    got = [(_effect(e.get("lines")), _period(e.get("date"))) for e in posted]
+    want = [(_effect(r["lines"]), _period(r["date"])) for r in reference]
+    edges = [[j for j, (g, gp) in enumerate(got) if _matches(g, gp, w, wp, tol)] for (w, wp) in want]
+    owner: dict[int, int] = {}  # posted index -> reference index
+
+    def augment(i: int, seen: set[int]) -> bool:
+        for j in edges[i]:
+            if j not in seen:
+                seen.add(j)
+                if j not in owner or augment(owner[j], seen):
+                    owner[j] = i
+                    return True
+        return False
+
+    matched = {i for i in range(len(want)) if augment(i, set())}
+    return owner, [i for i in range(len(want)) if i not in matched], [j for j in range(len(got)) if j not in owner]
 
 
 def entries_match(answer: Any, key: Mapping[str, Any], params: Mapping[str, Any]) -> list[ValidatorResult]:
-    tolerance = Decimal(str(params.get("tolerance", "0.01")))
+    try:
+        tol = tolerance(params.get("tolerance", "0.01"))
+    except MoneyError as exc:
+        return [result(MATCH, COMPONENT_VERSION, "error", observed="invalid tolerance", expected="a decimal string such as \"0.01\"",
+                       location="params", message=f"the spec's grading params are invalid: {exc}")]
     agent = _entries(answer)
-    got = _net(agent)
-    want = {a: Decimal(v) for a, v in key["net_by_account"].items()}
-    sources: dict[str, list[str]] = {}
-    documents: dict[str, list[str]] = {}
-    for ref in key["entries"]:
-        for ln in ref["lines"]:
-            d = Decimal(ln["debit"]) - Decimal(ln["credit"])
-            sources.setdefault(ln["account"], []).append(f"{'Dr' if d > 0 else 'Cr'} {_money(abs(d))} ({ref['kind']}, {ref['source']})")
-            if ref["source"] not in documents.setdefault(ln["account"], []):
-                documents[ln["account"]].append(ref["source"])
-    posted: dict[str, list[str]] = {}
-    for e in agent:
-        for ln in e.get("lines") or []:
-            if isinstance(ln, Mapping):
-                d = _amount(ln.get("debit")) - _amount(ln.get("credit"))
-                posted.setdefault(str(ln.get("account")), []).append(f"{'Dr' if d > 0 else 'Cr'} {_money(abs(d))} in {e.get('entry_id', '?')}")
+    reference = list(key["entries"])
+    owner, missing, extra = match_entries(agent, reference, tol)
+    close_period = _period(key.get("close_period")) or (_period(reference[0]["date"]) if reference else None)
+    ref_effects = [(n, _effect(r["lines"])) for n, r in enumerate(reference)]
     traps = [(Decimal(t["amount"]), t) for t in key.get("no_entry", [])]
     details: list[ValidatorResult] = []
-    wrong: list[str] = []
-    for account in sorted(set(want) | set(got)):
-        w, g = want.get(account, ZERO), got.get(account, ZERO)
-        delta = g - w
-        if abs(delta) <= tolerance:
-            continue
-        wrong.append(account)
-        why = [f"account {account}: expected {_side(w)}, got {_side(g)} (difference {_money(delta)})"]
-        if sources.get(account):
-            why.append("reference: " + ", ".join(sources[account]))
-        if posted.get(account):
-            why.append("posted: " + ", ".join(posted[account]))
-        for amount, trap in traps:
-            if abs(abs(delta) - amount) <= tolerance:
-                why.append(f"the difference equals {trap['source']} ({trap['kind']}), which needs no entry: {trap['why']}")
-                break
-        else:
-            if g != 0 and w != 0 and abs(g + w) <= tolerance:
-                why.append("the direction is reversed")
-        details.append(result(ACCOUNT, COMPONENT_VERSION, "fail", severity="info", observed=_side(g), expected=_side(w),
-                              location={"account": account, "documents": documents.get(account, [])},
+    left_posted = [(_entry_id(agent[j], j + 1), _effect(agent[j].get("lines"))) for j in extra]
+    for i in missing:
+        ref = reference[i]
+        want = _effect(ref["lines"])
+        why = [f"missing: no posted entry matches the reference {ref['kind']} entry from {ref['source']} ({_show_effect(want)})"]
+        near = _closest(want, left_posted)
+        if near is not None:
+            ident, got = near
+            diffs = _differences(got, want, tol)
+            if diffs:
+                why.append(f"closest posted entry {ident}: " + "; ".join(diffs))
+            else:
+                why.append(f"posted entry {ident} has this effect but is dated outside {_period(ref['date'])}")
+        details.append(result(ENTRY, COMPONENT_VERSION, "fail", severity="info", observed=_show_effect(near[1]) if near else "no entry",
+                              expected=_show_effect(want),
+                              location={"missing": ref["source"], "kind": ref["kind"], "reference_entry": i + 1,
+                                        "accounts": sorted(want)},
                               message="; ".join(why)))
-    if not wrong:
-        return [result(MATCH, COMPONENT_VERSION, "pass", observed=f"{len(want)} accounts as expected",
-                       expected=f"reference effect on {len(want)} accounts within {tolerance}", location=None,
-                       message=f"the entries have the reference effect on every account ({len(key['entries'])} reference entries)")]
-    summary = result(MATCH, COMPONENT_VERSION, "fail", observed={a: _side(got.get(a, ZERO)) for a in wrong},
-                     expected={a: _side(want.get(a, ZERO)) for a in wrong}, location={"accounts": wrong},
-                     message=f"{len(wrong)} account(s) differ from the reference close: " + " | ".join(d["message"] for d in details))
+    for j in extra:
+        e = agent[j]
+        ident = _entry_id(e, j + 1)
+        got = _effect(e.get("lines"))
+        why = [f"extra: posted entry {ident} ({_show_effect(got)}) matches no reference entry"]
+        if not got:
+            why.append("its lines cancel out: an entry with no net effect is not part of a close")
+        if _period(e.get("date")) != close_period:
+            why.append(f"it is dated {e.get('date')!r}, outside the close period {close_period}")
+        reversed_of = next((reference[n] for n, w in ref_effects if got and not _differences(got, {a: -v for a, v in w.items()}, tol)), None)
+        total = sum((v for v in got.values() if v > 0), ZERO)
+        trap = next((t for amount, t in traps if got and within(total, amount, tol)), None)
+        if trap is not None:
+            why.append(f"its amount equals {trap['source']} ({trap['kind']}), which needs no entry: {trap['why']}")
+        elif reversed_of is not None:
+            why.append(f"it is the reference {reversed_of['kind']} entry from {reversed_of['source']} with the direction reversed")
+        elif owner and any(not _differences(got, _effect(reference[i]["lines"]), tol) for i in owner.values()):
+            dup = next(reference[i] for i in owner.values() if not _differences(got, _effect(reference[i]["lines"]), tol))
+            why.append(f"it duplicates the reference {dup['kind']} entry from {dup['source']}, which another entry already matches")
+        else:
+            near = _closest(got, [(reference[n]["source"], w) for n, w in ref_effects])
+            if near is not None:
+                why.append(f"closest reference entry, from {near[0]}: " + "; ".join(_differences(got, near[1], tol)))
+        details.append(result(ENTRY, COMPONENT_VERSION, "fail", severity="info", observed=_show_effect(got), expected="no such entry",
+                              location={"extra": ident, "accounts": sorted(got)}, message="; ".join(why)))
+    if not missing and not extra:
+        return [result(MATCH, COMPONENT_VERSION, "pass", observed=f"{len(agent)} entries, each matching one reference entry",
+                       expected=f"the {len(reference)} reference entries, one to one, within {tol} per account",
+                       location=None, message=f"the entries match the {len(reference)} reference entries one to one")]
+    parts = []
+    if not agent:
+        parts.append(f"nothing was posted: all {len(reference)} reference entries are missing")
+    else:
+        parts.append(f"{len(reference) - len(missing)} of {len(reference)} reference entries matched"
+                     f"{f', {len(missing)} missing' if missing else ''}{f', {len(extra)} extra posted' if extra else ''}")
+    summary = result(MATCH, COMPONENT_VERSION, "fail",
+                     observed={"posted": len(agent), "matched": len(owner), "extra": [_entry_id(agent[j], j + 1) for j in extra]},
+                     expected={"reference": len(reference), "missing": [reference[i]["source"] for i in missing]},
+                     location={"missing": [{"source": reference[i]["source"], "kind": reference[i]["kind"]} for i in missing],
+                               "extra": [_entry_id(agent[j], j + 1) for j in extra]},
+                     message="; ".join(parts) + " | " + " | ".join(d["message"] for d in details))
     return [summary, *details]
 
 
 def trial_balance(answer: Any, key: Mapping[str, Any], params: Mapping[str, Any], item: Any) -> list[ValidatorResult]:
+    if not _entries(answer):
+        return _nothing_posted(TRIAL, "total debits = total credits after the close")
     data = getattr(item, "files", {}).get(DATABASE) if item is not None else None
     if data is None:
         return [result(TRIAL, COMPONENT_VERSION, "error", observed="missing", expected=DATABASE, location=DATABASE,

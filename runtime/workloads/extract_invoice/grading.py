@@ -8,11 +8,13 @@ Why it is built this way:
   the named rules, and it refuses rules it does not know instead of guessing. The same rules
   are applied to the answer key and to every model's answer.
 - The rules themselves (`checks.money`, `checks.dates`): strings NFKC, trimmed, inner
-  whitespace collapsed, casefolded; dates ISO 8601 calendar dates; amounts read as Decimal
-  from their decimal string (a JSON number through its shortest repr) and quantized to
-  0.01 with ROUND_HALF_UP, so "2.675" is 2.68; quantities exact decimals; line items a
-  multiset of (description, quantity, unit price, amount), so order does not matter but a
-  missing, extra or duplicated line does.
+  whitespace collapsed, casefolded; dates ISO 8601 calendar dates; amounts read as exact
+  Decimals from their decimal string (a JSON number through its shortest repr) and
+  compared with the exact reference at the declared tolerance, symmetric
+  (|observed - expected| <= 0.005: 2.675 and 2.685 both match 2.68, 2.6749 does not);
+  quantities exact decimals; line items a multiset of (description, quantity, unit price,
+  amount) matched one to one, so order does not matter but a missing, extra or duplicated
+  line does.
 - Normalization runs through cerberus (`coerce` rules built from the declared kinds). A
   value that a rule cannot read is kept as `Unreadable`, which equals nothing: the field
   fails with the reason, and grading never raises.
@@ -25,19 +27,18 @@ from __future__ import annotations
 import copy
 import re
 import unicodedata
-from collections import Counter
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any, Callable, Mapping
 
 import cerberus
 
 from lrc.runtime.checks.dates import DateError, iso, parse_iso
-from lrc.runtime.checks.money import ROUNDING_MODES, MoneyError, number_text, parse_amount, plain, quantize
+from lrc.runtime.checks.money import MoneyError, number_text, parse_amount, plain, tolerance, within
 from lrc.runtime.checks.results import ValidatorResult, result
 
 COMPONENT_ID = "extract.invoice.grading"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 
 ALL_FIELDS = "extract.invoice.all-fields"
 FIELD = "extract.invoice.field"
@@ -83,8 +84,7 @@ class Rules:
     collapse_whitespace: bool
     date_forms: tuple[str, ...]
     decimal_mark: str | None
-    quantum: Decimal
-    rounding: str
+    money_tolerance: Decimal
     fields: dict[str, Any]  # name -> kind, or {"multiset": {sub: kind}}
 
 
@@ -116,7 +116,7 @@ def rules_from(params: Mapping[str, Any]) -> Rules:
     if not forms or any(f not in DATE_FORMS for f in forms):
         raise RulesError(f"normalization.date.accept must list forms among {', '.join(DATE_FORMS)}")
     money = _need(norm.get("money"), "normalization.money")
-    _only(money, "normalization.money", {"parse", "decimal_mark", "quantum", "rounding"})
+    _only(money, "normalization.money", {"parse", "decimal_mark", "tolerance"})
     quantity = _need(norm.get("quantity"), "normalization.quantity")
     _only(quantity, "normalization.quantity", {"parse", "decimal_mark", "compare"})
     if money.get("parse") != "decimal-string" or quantity.get("parse") != "decimal-string":
@@ -126,14 +126,10 @@ def rules_from(params: Mapping[str, Any]) -> Rules:
     marks = {"auto": None, ".": ".", ",": ","}
     if money.get("decimal_mark") not in marks or quantity.get("decimal_mark") != money.get("decimal_mark"):
         raise RulesError("decimal_mark must be auto, '.' or ',' (the same for money and quantity)")
-    if money.get("rounding") not in ROUNDING_MODES:
-        raise RulesError(f"normalization.money.rounding must be one of {', '.join(ROUNDING_MODES)}")
     try:
-        quantum = Decimal(str(money.get("quantum")))
-    except InvalidOperation as exc:
-        raise RulesError("normalization.money.quantum must be a decimal string such as \"0.01\"") from exc
-    if not quantum.is_finite() or quantum <= 0:
-        raise RulesError("normalization.money.quantum must be positive")
+        money_tolerance = tolerance(money.get("tolerance"))
+    except MoneyError as exc:
+        raise RulesError(f"normalization.money.tolerance: {exc}") from exc
     fields = _need(params.get("fields"), "fields")
     if not fields:
         raise RulesError("params.fields must name the required fields")
@@ -150,7 +146,7 @@ def rules_from(params: Mapping[str, Any]) -> Rules:
         else:
             raise RulesError(f"fields.{name}: unknown kind {kind!r}")
     return Rules(text["unicode"], bool(text.get("casefold")), bool(text.get("collapse_whitespace")), forms,
-                 marks[money["decimal_mark"]], quantum, money["rounding"], checked)
+                 marks[money["decimal_mark"]], money_tolerance, checked)
 
 
 # --------------------------------------------------------------------------------------
@@ -177,7 +173,7 @@ def _normalizers(rules: Rules) -> dict[str, Callable[[Any], Any]]:
 
     def money(value: Any) -> Any:
         try:
-            return plain(quantize(parse_amount(value, rules.decimal_mark), rules.quantum, ROUNDING_MODES[rules.rounding]))
+            return parse_amount(value, rules.decimal_mark)  # exact: compared at the declared tolerance
         except MoneyError as exc:
             return Unreadable(value, str(exc))
 
@@ -249,7 +245,43 @@ def _lines(value: Any, subs: Mapping[str, str]) -> Any:
 def _show(value: Any) -> Any:
     if isinstance(value, Unreadable):
         return value.show()
+    if isinstance(value, Decimal):
+        return plain(value)
     return value
+
+
+def _same(kind: str, got: Any, want: Any, rules: Rules) -> bool:
+    """Equal after normalization; money within the declared tolerance of the exact reference."""
+    if isinstance(got, Unreadable) or isinstance(want, Unreadable):
+        return False
+    if kind == "money":
+        return isinstance(got, Decimal) and isinstance(want, Decimal) and within(got, want, rules.money_tolerance)
+    return got == want
+
+
+MAX_MATCHED_LINES = 1000  # returned lines beyond this are not matched (they are extra either way)
+
+
+def _match_lines(gold: list[tuple], got: list[tuple], subs: Mapping[str, str], rules: Rules) -> tuple[list[int], list[int]]:
+    """A maximum one-to-one matching of gold lines to returned lines (augmenting paths).
+    Returns the indexes of unmatched gold lines and of unmatched returned lines."""
+    kinds = list(subs.values())
+    considered = got[:MAX_MATCHED_LINES]
+    edges = [[j for j, g in enumerate(considered) if all(_same(k, a, b, rules) for k, a, b in zip(kinds, g, w))]
+             for w in gold]
+    owner: dict[int, int] = {}
+
+    def augment(i: int, seen: set[int]) -> bool:
+        for j in edges[i]:
+            if j not in seen:
+                seen.add(j)
+                if j not in owner or augment(owner[j], seen):
+                    owner[j] = i
+                    return True
+        return False
+
+    matched = {i for i in range(len(gold)) if augment(i, set())}
+    return [i for i in range(len(gold)) if i not in matched], [j for j in range(len(got)) if j not in owner]
 
 
 def _show_row(row: tuple, subs: Mapping[str, str]) -> dict[str, Any]:
@@ -260,16 +292,17 @@ def _show_row(row: tuple, subs: Mapping[str, str]) -> dict[str, Any]:
 # the validator
 
 
-def _compare_lines(name: str, got: Any, gold: list[tuple], subs: Mapping[str, str]) -> ValidatorResult:
+def _compare_lines(name: str, got: Any, gold: list[tuple], subs: Mapping[str, str], rules: Rules) -> ValidatorResult:
     pointer = f"/{name}"
     if isinstance(got, Unreadable):
         return result(FIELD, COMPONENT_VERSION, "fail", severity="info", observed=got.show(), expected=f"{len(gold)} line(s)",
                       location=pointer, message=f"{name}: {got.reason}")
-    want, have = Counter(gold), Counter(r for r in got if not any(isinstance(v, Unreadable) for v in r))
+    readable = [r for r in got if not any(isinstance(v, Unreadable) for v in r)]
     unreadable = [r for r in got if any(isinstance(v, Unreadable) for v in r)]
-    missing = list((want - have).elements())
-    extra = list((have - want).elements()) + unreadable
-    matched = sum((want & have).values())
+    missing_ix, extra_ix = _match_lines(gold, readable, subs, rules)
+    missing = [gold[i] for i in missing_ix]
+    extra = [readable[j] for j in extra_ix] + unreadable
+    matched = len(gold) - len(missing)
     if not missing and not extra:
         return result(FIELD, COMPONENT_VERSION, "pass", severity="info", observed=f"{matched}/{len(gold)} lines",
                       expected=f"{len(gold)}/{len(gold)} lines", location=pointer, message=f"{name} equal")
@@ -300,9 +333,9 @@ def validate(answer: Any, key: Mapping[str, Any], params: Mapping[str, Any]) -> 
     for name, kind in rules.fields.items():
         if isinstance(kind, dict):
             subs = kind["multiset"]
-            res = _compare_lines(name, got[name], gold[name], subs)
+            res = _compare_lines(name, got[name], gold[name], subs, rules)
         else:
-            ok = got[name] == gold[name] and not isinstance(got[name], Unreadable)
+            ok = _same(kind, got[name], gold[name], rules)
             res = result(FIELD, COMPONENT_VERSION, "pass" if ok else "fail", severity="info", observed=_show(got[name]),
                          expected=_show(gold[name]), location=f"/{name}",
                          message=f"{name} equal" if ok else f"{name}: expected {_show(gold[name])!r}, got {_show(got[name])!r}")

@@ -41,6 +41,7 @@ from lrc.runtime.workloads.financedb.books import (
     generate,
     make_company,
     month_end,
+    vary_master,
     month_label,
     payroll_tax,
     period_of,
@@ -52,11 +53,15 @@ __all__ = [
     "ACCOUNT_NAMES", "ACCOUNTS", "DEPARTMENTS", "MONTHS", "BankLine", "Bill", "Books", "Company", "Customer", "Invoice",
     "Line", "Payment", "Receipt", "Vendor", "bill_number", "cents", "content_digest", "database", "documentation", "fmt_money",
     "generate", "make_company", "month_end", "month_label", "open_copy", "payroll_tax", "period_of", "table_counts",
-    "to_sqlite",
+    "to_sqlite", "vary_master",
 ]
 
 
 @lru_cache(maxsize=16)
-def database(company_key: str, facts_key: str = "primary", months: int = 12, volume: int = 100) -> bytes:
-    """Bytes of a complete, closed year of books (cached: the items of one edition share it)."""
-    return to_sqlite(generate(company_key, facts_key, months=months, volume=volume))
+def database(company_key: str, facts_key: str = "primary", months: int = 12, volume: int = 100,
+             master: str | None = None) -> bytes:
+    """Bytes of a complete, closed year of books (cached: the items of one edition share it).
+
+    `master` names a variation of the company's master data (vendors, customers, chart of
+    accounts); None is the company itself."""
+    return to_sqlite(generate(company_key, facts_key, months=months, volume=volume, master=master))

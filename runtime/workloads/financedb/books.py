@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import calendar
 import datetime as _dt
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Callable
 
@@ -72,6 +72,23 @@ ACCOUNTS: tuple[tuple[str, str, str, str, int], ...] = (
     ("7000", "Interest Income", "revenue", "credit", 1),
 )
 ACCOUNT_NAMES = {a[0]: a[1] for a in ACCOUNTS}
+
+# Accounts a variant's chart may add (never posted to: they exist so that master-data
+# questions about the chart have a different answer on a variant database).
+EXTRA_ACCOUNTS: tuple[tuple[str, str, str, str, int], ...] = (
+    ("1050", "Petty Cash", "asset", "debit", 1),
+    ("1310", "Security Deposits", "asset", "debit", 1),
+    ("1600", "Leasehold Improvements", "asset", "debit", 1),
+    ("2300", "Sales Tax Payable", "liability", "credit", 1),
+    ("2400", "Deferred Revenue", "liability", "credit", 1),
+    ("2500", "Customer Deposits", "liability", "credit", 1),
+    ("4200", "Licensing Revenue", "revenue", "credit", 1),
+    ("4300", "Other Operating Revenue", "revenue", "credit", 1),
+    ("6350", "Training and Development", "expense", "debit", 1),
+    ("6450", "Recruiting", "expense", "debit", 1),
+    ("6550", "Licenses and Permits", "expense", "debit", 1),
+    ("6950", "Amortization of Intangibles", "expense", "debit", 1),
+)
 
 DEPARTMENTS: tuple[tuple[str, str], ...] = (
     ("D10", "Sales"),
@@ -228,6 +245,7 @@ class Company:
     vendors: tuple[Vendor, ...]
     customers: tuple[Customer, ...]
     check_start: int
+    accounts: tuple[tuple[str, str, str, str, int], ...] = ACCOUNTS
 
     def vendor(self, vendor_id: str) -> Vendor:
         for v in self.vendors:
@@ -242,7 +260,72 @@ class Company:
         raise KeyError(name)
 
 
-def make_company(key: str) -> Company:
+def make_company(key: str, master: str | None = None) -> Company:
+    """The company of `key`; with `master`, its master data varied (see `vary_master`)."""
+    company = _make_company(key)
+    return company if master is None else vary_master(company, master)
+
+
+def vary_master(company: Company, master: str) -> Company:
+    """The same company (name, year, levels) with different master data, drawn from `master`.
+
+    A variant database must give a different answer to a master-data question, or a query
+    answered with literals read from the primary database passes it. So: some vendors
+    leave and others (from the pool) join, with new ids; some vendors change payment
+    terms; some customers move region or get a new credit limit, some leave, new ones
+    join; the chart gains accounts of some types and closes some active accounts.
+    """
+    r = Stream(company.key, "financedb", "master", master)
+    vr = r.child("vendors")
+    vendors = list(company.vendors)
+    for v in vr.sample(vendors, vr.between(2, 4)):
+        vendors.remove(v)
+    taken = {v.name for v in company.vendors}
+    pool = [(n, c) for n, c in VENDOR_POOL if n not in taken]
+    for i, (vname, cat) in enumerate(vr.sample(pool, min(len(pool), vr.between(2, 4))), len(company.vendors) + 1):
+        account, dept, amount_range, _ = CATEGORIES[cat]
+        vendors.append(Vendor(f"V{i:03d}", vname, cat, vr.choice((15, 30, 30, 45, 60)), account, dept,
+                              vr.choice(_BILL_FORMATS), amount_range))
+    for n, v in enumerate(vendors):
+        if vr.chance(1, 6):
+            vendors[n] = Vendor(v.vendor_id, v.name, v.category, vr.choice(tuple(t for t in (15, 30, 45, 60) if t != v.terms)),
+                                v.account, v.department, v.bill_format, v.amount_range)
+    cr = r.child("customers")
+    customers = list(company.customers)
+    for c in cr.sample(customers, cr.between(2, 4)):
+        customers.remove(c)
+    for n, c in enumerate(customers):
+        region, limit = c.region, c.credit_limit
+        if cr.chance(1, 4):
+            region = cr.choice(tuple(x for x in REGIONS if x != c.region))
+        if cr.chance(1, 3):
+            lo, hi, step = _SEGMENT_LIMITS[c.segment]
+            limit = Decimal(cr.between(lo, hi) * step)
+        customers[n] = Customer(c.customer_id, c.name, c.segment, region, limit, c.terms)
+    taken = {c.name for c in company.customers}
+    names = cr.sample([f"{p} {s}" for p in _CUSTOMER_PREFIX for s in _CUSTOMER_SUFFIX if f"{p} {s}" not in taken],
+                      cr.between(2, 4))
+    for i, cname in enumerate(names, len(company.customers) + 1):
+        segment = cr.weighted(SEGMENTS)
+        lo, hi, step = _SEGMENT_LIMITS[segment]
+        customers.append(Customer(f"C{i:03d}", cname, segment, cr.choice(REGIONS), Decimal(cr.between(lo, hi) * step),
+                                  cr.choice((30, 45, 60))))
+    ar = r.child("accounts")
+    accounts = list(company.accounts)
+    for kind in ar.sample(("asset", "liability", "revenue", "expense"), 2):
+        new = ar.choice([a for a in EXTRA_ACCOUNTS if a[2] == kind])
+        accounts.append(new)
+    for kind in ar.sample(("asset", "liability", "revenue", "expense"), 2):
+        # only accounts no question or close policy names: never cash, AP, AR or accruals
+        fixed = {"1010", "1020", "1100", "1300", "2000", "2100", "2200", "3000", "3100"}
+        active = [a for a in accounts if a[2] == kind and a[4] == 1 and a[0] not in fixed]
+        if active:
+            a = ar.choice(active)
+            accounts[accounts.index(a)] = (a[0], a[1], a[2], a[3], 0)
+    return replace(company, vendors=tuple(vendors), customers=tuple(customers), accounts=tuple(sorted(accounts)))
+
+
+def _make_company(key: str) -> Company:
     r = Stream(key, "financedb", "company")
     name = r.choice(COMPANY_NAMES)
     year = r.between(2024, 2026)
@@ -626,18 +709,19 @@ def _bill_description(r: Stream, vendor: Vendor, d: _dt.date) -> str:
 
 def generate(company_key: str, facts_key: str = "primary", *, months: int = 12, open_last: bool = False,
              volume: int = 100, rent_amortization_last: bool = True, reserved_vendors: tuple[str, ...] = (),
-             hook: Callable[[Books, Stream], Any] | None = None) -> Books:
+             hook: Callable[[Books, Stream], Any] | None = None, master: str | None = None) -> Books:
     """The books of `company_key` for months 1..`months` of its year, from facts stream `facts_key`.
 
     `volume` scales the number of bills and invoices (percent). With `open_last`, the last
     period stays open: its second-half payroll accrual, bank fees and interest are not booked,
     and its rent amortization only if `rent_amortization_last`. Vendors in `reserved_vendors`
     get no generated bills (the caller bills them itself). `hook(books, stream)` may add
-    records before ids are assigned.
+    records before ids are assigned. With `master`, the company's master data is varied
+    (`vary_master`): the books of a variant database of the same company.
     """
     if not 1 <= months <= 12:
         raise ValueError("months must be 1..12")
-    company = make_company(company_key)
+    company = make_company(company_key, master)
     books = Books(company, months, open_last)
     root = Stream(company_key, "financedb", "facts", facts_key)
     year = company.year

@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from lrc.runtime.workloads.financedb import schema
-from lrc.runtime.workloads.financedb.books import ACCOUNTS, DEPARTMENTS, Books, month_end
+from lrc.runtime.workloads.financedb.books import DEPARTMENTS, Books, month_end
 
 
 def _money(amount: Decimal) -> float:
@@ -33,7 +33,7 @@ def rows(books: Books) -> dict[str, list[tuple[Any, ...]]]:
         raise RuntimeError("finalize the books first")
     c = books.company
     out: dict[str, list[tuple[Any, ...]]] = {}
-    out["accounts"] = [tuple(a) for a in ACCOUNTS]
+    out["accounts"] = [tuple(a) for a in c.accounts]
     out["departments"] = [tuple(d) for d in DEPARTMENTS]
     out["periods"] = []
     for m in range(1, books.months + 1):

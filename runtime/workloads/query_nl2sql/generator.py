@@ -3,9 +3,11 @@
 Why it is built this way:
 
 - One invented company per edition seed; its year of books is the database every question
-  runs on (`finance.db`), plus two *variant* databases with the same company (vendors,
-  customers, accounts, year) but different transactions. The grader runs the model's SQL on
-  all three, so a query that matches the reference by coincidence on one database fails.
+  runs on (`finance.db`), plus two *variant* databases of the same company (name, year,
+  categories, regions, departments) with different transactions *and* different master
+  data: vendors and customers leave and join, customers move region and get new credit
+  limits, the chart gains accounts and closes some. The grader runs the model's SQL on all
+  three, so a query that matches the reference by coincidence on one database fails.
 - 15 question templates of graded difficulty, in a fixed order (item i uses template
   i mod 15): 5 easy (one table), 5 medium (joins, grouping, anti-joins), 5 hard (fan-out
   traps, window functions, period and cut-off logic, date arithmetic). Each template has
@@ -13,7 +15,11 @@ Why it is built this way:
 - Parameters (categories, regions, months, quarters, thresholds, dates, k) are drawn from
   the seed, so a new edition asks new questions. A draw is kept only if its reference
   result on the primary database is informative (not empty, not all NULL, and not
-  trivially the whole table), so no item rewards an empty or degenerate query.
+  trivially the whole table), so no item rewards an empty or degenerate query, *and* its
+  reference result on at least one variant differs from the primary's as the grader
+  compares them (`compare.py`, the same function): the primary's result returned as
+  literals (`SELECT 'Kestrel Freight', 1234.50`) then fails on that variant. A draw that
+  does not change across the variants proves nothing about the query and is drawn again.
 - The answer key holds the reference SQL and its result on each database (raw cells; the
   grader normalizes both sides the same way), never anything a prompt renders.
 """
@@ -29,9 +35,10 @@ from typing import Any, Callable, Mapping
 from lrc.runtime.checks.rng import Stream
 import lrc.runtime.workloads.financedb as financedb
 from lrc.runtime.workloads.base import Item
+from lrc.runtime.workloads.query_nl2sql.compare import compare, tolerances
 
 COMPONENT_ID = "query.nl2sql.generator"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 
 PRIMARY = "finance.db"
 VARIANTS = ("variants/finance-v1.db", "variants/finance-v2.db")
@@ -54,7 +61,7 @@ def edition(seed: str) -> Edition:
     company = financedb.make_company(key)
     dbs = {PRIMARY: financedb.database(key, "primary")}
     for n, name in enumerate(VARIANTS, 1):
-        dbs[name] = financedb.database(key, f"variant-{n}", 12, VARIANT_VOLUME)
+        dbs[name] = financedb.database(key, f"variant-{n}", 12, VARIANT_VOLUME, master=f"variant-{n}")
     return Edition(company, dbs, {name: financedb.content_digest(data) for name, data in dbs.items()})
 
 
@@ -331,29 +338,34 @@ def informative(q: Question, result: dict[str, Any], table_rows: int) -> bool:
     return True
 
 
+def varies(q: Question, primary: dict[str, Any], variants: Mapping[str, dict[str, Any]]) -> bool:
+    """True when the primary's result, returned as literals, fails on at least one variant
+    under the grader's own comparison (columns, tolerances, order as the item declares)."""
+    tol = tolerances(primary)
+    return any(compare(result, primary["columns"], primary["rows"], q.ordered, tol) is not None for result in variants.values())
+
+
 def generate(seed: str, index: int, params: Mapping[str, Any]) -> Item:
     ed = edition(seed)
     template = TEMPLATES[index % len(TEMPLATES)]
     r = Stream(seed, "query.nl2sql", "question", index)
-    conn = financedb.open_copy(ed.databases[PRIMARY])
+    conns = {name: financedb.open_copy(ed.databases[name]) for name in (PRIMARY, *VARIANTS)}
     try:
-        vendors = conn.execute("SELECT COUNT(*) FROM vendors").fetchone()[0]
+        vendors = conns[PRIMARY].execute("SELECT COUNT(*) FROM vendors").fetchone()[0]
         for attempt in range(MAX_ATTEMPTS):
-            q = template(r.child("attempt", attempt), ed.company, conn)
-            primary = run_reference(conn, q.sql)
-            if informative(q, primary, vendors):
+            q = template(r.child("attempt", attempt), ed.company, conns[PRIMARY])
+            primary = run_reference(conns[PRIMARY], q.sql)
+            if not informative(q, primary, vendors):
+                continue
+            others = {name: run_reference(conns[name], q.sql) for name in VARIANTS}
+            if varies(q, primary, others):
                 break
-        else:  # pragma: no cover - every template finds a draw within a few attempts
+        else:  # every template finds a draw within a few attempts (tests/test_nl2sql.py, many seeds)
             raise RuntimeError(f"query.nl2sql: no informative draw for item {index} ({template.__name__})")
     finally:
-        conn.close()
-    expected = {PRIMARY: primary}
-    for name in VARIANTS:
-        vconn = financedb.open_copy(ed.databases[name])
-        try:
-            expected[name] = run_reference(vconn, q.sql)
-        finally:
-            vconn.close()
+        for conn in conns.values():
+            conn.close()
+    expected = {PRIMARY: primary, **others}
     difficulty = DIFFICULTY[index % len(TEMPLATES)]
     qid = f"Q{index + 1:02d}"
     context = {
@@ -375,6 +387,7 @@ def generate(seed: str, index: int, params: Mapping[str, Any]) -> Item:
         "databases": [PRIMARY, *VARIANTS],
         "database_digests": dict(ed.digests),
         "expected": expected,
+        "tolerance": tolerances(primary),
     }
     return Item(index=index, item_id=f"nl2sql-{qid.lower()}", context=context, answer_key=answer_key,
                 files=dict(ed.databases))

@@ -12,9 +12,12 @@ reference result:
   inferred from the text `ORDER BY`;
 - the column count must match; columns are matched by name when the model's names are the
   expected ones in another order, otherwise by position;
-- numbers compare as Decimal at 0.01 (ROUND_HALF_UP after removing binary float noise), so
-  1 = 1.0 = '1.00' and 0.1 + 0.2 = 0.3; a text cell that is a plain decimal number compares
-  as that number; other text compares after NFC and trimming; NULL equals only NULL.
+- numbers compare as exact Decimals (binary float noise below 1e-6 removed), at the
+  tolerance the answer key declares per column around the exact reference, symmetric:
+  money columns within half a cent (|observed - expected| <= 0.005), integer columns
+  (counts, ranks) exactly; so 1 = 1.0 = '1.00' and 0.1 + 0.2 = 0.3. A text cell that is a
+  plain decimal number compares as that number; other text compares after NFC and
+  trimming; NULL equals only NULL (see compare.py, shared with the generator).
 
 Every failure says where: which database, which row or which rows are missing or extra,
 which columns.
@@ -23,26 +26,20 @@ which columns.
 from __future__ import annotations
 
 import re
-import unicodedata
-from collections import Counter
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 from lrc.runtime.checks.results import ValidatorResult, result
 from lrc.runtime.checks.sqlsandbox import SqlSandbox
+from lrc.runtime.workloads.query_nl2sql.compare import cell, compare, show, tolerances
+
+__all__ = ["DATABASE_MATCH", "EXECUTION_MATCH", "VALIDATORS", "cell", "compare", "execution_match", "normalize", "show"]
 
 COMPONENT_ID = "query.nl2sql.grading"
 COMPONENT_VERSION = 2
 
 EXECUTION_MATCH = "query.nl2sql.execution-match"
 DATABASE_MATCH = "query.nl2sql.database-match"
-CENT = Decimal("0.01")
-_NOISE = Decimal("0.000001")
-_NUMERIC_TEXT = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)$")
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*(.*?)\s*```$", re.S)
-SHOW = 3  # rows quoted in a failure message
-
-Cell = Any
 
 
 def normalize(answer: Any) -> Any:
@@ -56,84 +53,6 @@ def normalize(answer: Any) -> Any:
     out = dict(answer)
     out["sql"] = sql
     return out
-
-
-def cell(value: Any) -> Cell:
-    """A comparable form of one result cell: ('n', '12.30'), ('s', 'text'), ('b', hex) or None."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        value = int(value)
-    if isinstance(value, (int, float)):
-        return _number(value)
-    if isinstance(value, (bytes, bytearray)):
-        return ("b", bytes(value).hex())
-    text = unicodedata.normalize("NFC", str(value)).strip()
-    if _NUMERIC_TEXT.match(text):
-        return _number(text)
-    return ("s", text)
-
-
-def _number(value: int | float | str) -> Cell:
-    try:
-        d = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
-        return ("n", str(d.quantize(_NOISE, rounding=ROUND_HALF_UP).quantize(CENT, rounding=ROUND_HALF_UP)))
-    except (InvalidOperation, ValueError):  # inf, huge magnitudes: compare the text form
-        return ("n", repr(value))
-
-
-def show(row: Sequence[Cell]) -> list[Any]:
-    """A row as readable JSON values for messages."""
-    return [None if c is None else c[1] for c in row]
-
-
-def _column_map(expected: Sequence[str], got: Sequence[str]) -> list[int] | None:
-    """Indexes into `got` for each expected column, by name, if the names are a permutation."""
-    want = [c.strip().casefold() for c in expected]
-    have = [c.strip().casefold() for c in got]
-    if len(set(have)) != len(have) or sorted(want) != sorted(have) or want == have:
-        return None
-    return [have.index(c) for c in want]
-
-
-def compare(expected: Mapping[str, Any], columns: Sequence[str], rows: Sequence[Sequence[Any]], ordered: bool) -> dict[str, Any] | None:
-    """None when the result matches the expected one; else {message, location, observed, expected}."""
-    exp_cols = list(expected["columns"])
-    if len(columns) != len(exp_cols):
-        return {"message": f"expected {len(exp_cols)} column(s) ({', '.join(exp_cols)}), got {len(columns)} "
-                           f"({', '.join(map(str, columns))})",
-                "location": {"columns": list(columns)}, "observed": f"{len(columns)} columns", "expected": f"{len(exp_cols)} columns"}
-    mapping = _column_map(exp_cols, columns)
-    got = [tuple(cell(row[i]) for i in mapping) if mapping else tuple(cell(v) for v in row) for row in rows]
-    want = [tuple(cell(v) for v in row) for row in expected["rows"]]
-    if ordered:
-        for i, (w, g) in enumerate(zip(want, got)):
-            if w != g:
-                return {"message": f"row {i + 1} differs (row order matters for this question): expected {show(w)}, got {show(g)}",
-                        "location": {"row": i + 1}, "observed": show(g), "expected": show(w)}
-        if len(want) != len(got):
-            i = min(len(want), len(got))
-            extra = got[i:i + SHOW] if len(got) > len(want) else []
-            missing = want[i:i + SHOW] if len(want) > len(got) else []
-            what = f"first extra row(s): {[show(r) for r in extra]}" if extra else f"first missing row(s): {[show(r) for r in missing]}"
-            return {"message": f"expected {len(want)} row(s), got {len(got)}; {what}", "location": {"row": i + 1},
-                    "observed": f"{len(got)} rows", "expected": f"{len(want)} rows"}
-        return None
-    missing = Counter(want) - Counter(got)
-    extra = Counter(got) - Counter(want)
-    if not missing and not extra:
-        return None
-    parts = [f"expected {len(want)} row(s), got {len(got)} (compared as a multiset: duplicates count, order ignored)"]
-    if missing:
-        sample = [show(r) for r in sorted(missing, key=repr)[:SHOW]]
-        parts.append(f"{sum(missing.values())} expected row(s) missing, e.g. {sample}")
-    if extra:
-        sample = [show(r) for r in sorted(extra, key=repr)[:SHOW]]
-        parts.append(f"{sum(extra.values())} unexpected row(s), e.g. {sample}")
-    return {"message": "; ".join(parts),
-            "location": {"rows_missing": [show(r) for r in sorted(missing, key=repr)[:SHOW]],
-                         "rows_unexpected": [show(r) for r in sorted(extra, key=repr)[:SHOW]]},
-            "observed": f"{len(got)} rows", "expected": f"{len(want)} rows"}
 
 
 def execution_match(answer: Any, key: Mapping[str, Any], params: Mapping[str, Any], item: Any) -> list[ValidatorResult]:
@@ -157,7 +76,8 @@ def execution_match(answer: Any, key: Mapping[str, Any], params: Mapping[str, An
             problem = {"message": f"the result has more than {max_rows} rows", "location": {}, "observed": f"> {max_rows} rows",
                        "expected": f"{len(key['expected'][name]['rows'])} rows"}
         else:
-            problem = compare(key["expected"][name], run.columns, run.rows, bool(key["ordered"]))
+            problem = compare(key["expected"][name], run.columns, run.rows, bool(key["ordered"]),
+                              key.get("tolerance") or tolerances(key["expected"][key["databases"][0]]))
         if problem is None:
             continue
         failed.append(name)

@@ -9,8 +9,8 @@ Why it is built this way:
   planted discrepancy when the types are equal, it references exactly the one bank
   transaction the discrepancy concerns, its ledger references satisfy the type's rule
   (`none`, `exact`, or `nonempty-subset` for a duplicate, whose two entries are
-  interchangeable) and its amount equals the planted amount as Decimal at 0.01
-  (ROUND_HALF_UP from the string). Each planted discrepancy consumes at most one report; a
+  interchangeable) and its amount, read as an exact Decimal from the string, is within the
+  declared tolerance of the planted amount, symmetric (|reported - planted| <= 0.005). Each planted discrepancy consumes at most one report; a
   second report of the same discrepancy is a false positive. Every planted discrepancy
   concerns a different bank transaction, so matching in report order is optimal.
 - `normalize` (before the output contract) forgives spelling, not judgement: "Amount
@@ -23,16 +23,16 @@ from __future__ import annotations
 
 import copy
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any, Mapping
 
 import cerberus
 
-from lrc.runtime.checks.money import ROUNDING_MODES, MoneyError, parse_amount, plain, quantize
+from lrc.runtime.checks.money import MoneyError, parse_amount, plain, tolerance, within
 from lrc.runtime.checks.results import ValidatorResult, result
 
 COMPONENT_ID = "reconcile.ledger.grading"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 
 DISCREPANCIES = "reconcile.ledger.discrepancies"
 RECALL_BY_TYPE = "reconcile.ledger.recall-by-type"
@@ -90,12 +90,12 @@ def _rules(params: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(max_fp, bool) or not isinstance(max_fp, int) or max_fp < 0:
         raise RulesError("max_false_positives must be a non-negative integer")
     amount = params.get("amount")
-    if not isinstance(amount, Mapping) or amount.get("parse") != "decimal-string" or amount.get("rounding") not in ROUNDING_MODES:
-        raise RulesError("amount must be {parse: decimal-string, quantum: ..., rounding: ROUND_HALF_UP}")
+    if not isinstance(amount, Mapping) or amount.get("parse") != "decimal-string" or set(amount) != {"parse", "tolerance"}:
+        raise RulesError("amount must be {parse: decimal-string, tolerance: \"0.005\"}")
     try:
-        quantum = Decimal(str(amount.get("quantum")))
-    except InvalidOperation as exc:
-        raise RulesError("amount.quantum must be a decimal string") from exc
+        amount_tolerance = tolerance(amount.get("tolerance"))
+    except MoneyError as exc:
+        raise RulesError(f"amount.tolerance: {exc}") from exc
     refs = params.get("refs")
     if not isinstance(refs, Mapping) or not refs:
         raise RulesError("refs must give a rule per discrepancy type")
@@ -105,13 +105,13 @@ def _rules(params: Mapping[str, Any]) -> dict[str, Any]:
     prefixes = params.get("id_prefixes")
     if not isinstance(prefixes, Mapping) or set(prefixes) != {"bank", "ledger"} or not all(isinstance(v, str) and v for v in prefixes.values()):
         raise RulesError("id_prefixes must give the bank and ledger id prefixes")
-    return {"max_fp": max_fp, "quantum": quantum, "rounding": ROUNDING_MODES[amount["rounding"]], "refs": dict(refs),
+    return {"max_fp": max_fp, "tolerance": amount_tolerance, "refs": dict(refs),
             "bank": prefixes["bank"].upper(), "ledger": prefixes["ledger"].upper()}
 
 
 def _money(value: Any, rules: Mapping[str, Any]) -> Decimal | None:
     try:
-        return quantize(parse_amount(value), rules["quantum"], rules["rounding"])
+        return parse_amount(value)  # exact: compared at the declared tolerance
     except MoneyError:
         return None
 
@@ -171,8 +171,8 @@ def validate(answer: Any, key: Mapping[str, Any], params: Mapping[str, Any]) -> 
                 reason = f"ledger references {' '.join(ledger) or 'none'} do not match ({p['type']} expects {expected})"
             elif amount is None:
                 reason = f"amount {rep.get('amount')!r} is not an amount"
-            elif amount != Decimal(p["amount"]):
-                reason = f"amount {plain(amount)} differs from the expected {p['amount']}"
+            elif not within(amount, Decimal(p["amount"]), rules["tolerance"]):
+                reason = f"amount {plain(amount)} differs from the expected {p['amount']} by more than {rules['tolerance']}"
         if reason is None and p is not None:
             matched[p["id"]] = n
         else:
