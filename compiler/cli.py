@@ -33,6 +33,9 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("ids", nargs="*", metavar="ID")
     b.add_argument("--all-required", action="store_true",
                    help="bump every spec and code component the version gate refuses for changed content (LRC5001/5003/5101/5103)")
+    b.add_argument("--update-pins", action="store_true",
+                   help="with --all-required: also rewrite the references that pin an older version, bump what that "
+                        "changes, and repeat until nothing is left; prints every edit")
     b.add_argument("--format", choices=["text", "json", "github"], default="text")
     b.add_argument("--project", type=Path)
 
@@ -146,9 +149,14 @@ def _cmd_bump(args) -> int:
     if not args.all_required and not args.ids:
         print("lrc bump: name the spec or code component ids to bump, or pass --all-required", file=sys.stderr)
         return EXIT_USAGE
+    if args.update_pins and not args.all_required:
+        print("lrc bump: --update-pins goes with --all-required", file=sys.stderr)
+        return EXIT_USAGE
     root = _project(args.project)
     diags = Diagnostics()
     done, pins = [], []
+    if args.update_pins:
+        return _bump_update_pins(root, args, diags)
     if args.all_required:
         done, pins = bump_all_required(root, diags)
     else:
@@ -179,6 +187,29 @@ def _cmd_bump(args) -> int:
             print("Update the references that pin the old version, then run `lrc compile`"
                   + ("; an edition or workload whose pins you change needs a bump too (`lrc bump --all-required` again)."
                      if args.all_required else "."))
+    return EXIT_PROBLEMS if diags.has_errors else EXIT_OK
+
+
+def _bump_update_pins(root: Path, args, diags) -> int:
+    from lrc.compiler.bump import bump_and_update_pins
+    from lrc.compiler.printer import emit
+
+    done, edits = bump_and_update_pins(root, diags)
+    if args.format == "json":
+        emit(diags.sorted(), "json", sys.stdout, command="bump", ok=not diags.has_errors, all_required=True,
+             update_pins=True, bumped=[vars(d) for d in done], pins=[], edits=[vars(e) for e in edits])
+    elif args.format == "github":
+        emit(diags.sorted(), "github", sys.stdout)
+        for e in edits:
+            print(f"::notice file={e.path},line={e.line},col={e.column},title=lrc bump::{e.owner}: {e.old} → {e.new}")
+    else:
+        emit(diags.sorted(), "text", sys.stderr)
+        for e in edits:
+            print(f"{e.path}:{e.line}: {e.old} → {e.new}")
+        if not edits and not diags.has_errors:
+            print("Nothing to bump: no spec or code component changed at a recorded version, and no pin is stale.")
+        elif edits and not diags.has_errors:
+            print(f"{len(edits)} edit(s) in {len({e.path for e in edits})} file(s); now run `lrc compile`.")
     return EXIT_PROBLEMS if diags.has_errors else EXIT_OK
 
 

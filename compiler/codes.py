@@ -78,7 +78,7 @@ CODES: dict[str, Code] = {
     "LRC7003": Code("unexpected generated file", "generated/ holds a file `lrc compile` would not write (e.g. an edition that was removed)."),
     "LRC7004": Code("ledger not up to date", "The version ledger lacks entries for what is compiled now. Run `lrc compile` and commit generated/ledger.jsonl."),
     "LRC8001": Code("cannot bump", "`lrc bump` needs the id of one spec or code component that exists."),
-    "LRC8002": Code("bump would change more", "Re-reading the file after the edit showed a change beyond the version, so the file was left untouched."),
+    "LRC8002": Code("bump would change more", "Re-reading the file after the edit showed a change beyond the version (or, with `--update-pins`, beyond the pinned values), or the token is written in a form lrc cannot edit alone (a block scalar, an escape), so the file was left untouched. Edit that token by hand."),
     "LRC8101": Code("comparison base unavailable", "`lrc diff --against` names something that cannot be read: a git ref that does not exist (or a folder that is not in a git repository), or an OLD.lock that is missing or is not a plan.lock."),
     "LRC8102": Code("comparison base does not compile", "The specs at the git ref `lrc diff` compares against cannot be read or do not compile with this lrc; their own errors are listed with paths written REF:path. Compare against a ref this lrc can compile, or against a lock."),
     "LRC8103": Code("compared lock was modified", "The OLD.lock given to `lrc diff` fails its own digests: it was edited after `lrc compile` wrote it, so its contents cannot be trusted as a baseline."),
