@@ -65,8 +65,9 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("lock", type=Path, metavar="PLAN.lock")
     r.add_argument("--out", type=Path, required=True)
 
-    x = sub.add_parser("explain", help="long-form help for a diagnostic code, with an example")
-    x.add_argument("code")
+    x = sub.add_parser("explain", help="long-form help for a diagnostic code, with an example; --list for every code")
+    x.add_argument("code", nargs="?", help="a code such as LRC5001 (without it: the list of codes)")
+    x.add_argument("--list", action="store_true", help="every code with its title, grouped by range")
 
     sd = sub.add_parser("seed", help="held-out seeds")
     sd_sub = sd.add_subparsers(dest="seed_command", required=True, metavar="SUBCOMMAND")
@@ -350,8 +351,14 @@ def _cmd_pricing(args) -> int:
 
 
 def _cmd_explain(args) -> int:
-    from lrc.compiler.codes import CODES, explain
+    from lrc.compiler.codes import CODES, explain, listing
 
+    if args.list or args.code is None:
+        if args.code is not None:
+            print("lrc explain: give a CODE or --list, not both", file=sys.stderr)
+            return EXIT_USAGE
+        print(listing(), end="")
+        return EXIT_OK
     text = explain(args.code)
     if text is None:
         print(f"lrc: unknown diagnostic code {args.code!r}; known codes: {', '.join(sorted(CODES))}", file=sys.stderr)

@@ -3,7 +3,8 @@
 Codes are stable: tests pin them and users search for them. `lrc explain CODE` prints the
 entry. Ranges: 1xxx loading YAML, 2xxx schema, 3xxx references and files, 4xxx prompt
 templates, 5xxx the version gate, 6xxx methodology policy, 7xxx generated files, 80xx bump,
-81xx diff, 82xx render.
+81xx diff, 82xx render, 83xx execute and report arguments. `lrc explain --list` prints every
+code with its title, grouped by these ranges (RANGES).
 """
 
 from __future__ import annotations
@@ -87,6 +88,43 @@ CODES: dict[str, Code] = {
     "LRC8203": Code("lock or seed refused", "The lock fails verification (modified after compilation, another lock format or lrc release, code that no longer matches its fingerprints), or a held-out edition's seed file is missing or does not match its commitment. `lrc execute` would refuse the same."),
     "LRC8204": Code("item cannot be shown", "`lrc render --item N` could not generate that item from the edition's seed (e.g. N is beyond the edition's items, or the generator failed)."),
 }
+
+
+RANGES: tuple[tuple[str, str], ...] = (
+    ("LRC1", "1xxx loading YAML"),
+    ("LRC2", "2xxx schema"),
+    ("LRC3", "3xxx references and files"),
+    ("LRC4", "4xxx prompt templates"),
+    ("LRC5", "5xxx the version gate"),
+    ("LRC6", "6xxx methodology policy"),
+    ("LRC7", "7xxx generated files"),
+    ("LRC80", "80xx lrc bump"),
+    ("LRC81", "81xx lrc diff"),
+    ("LRC82", "82xx lrc render"),
+    ("LRC83", "83xx lrc execute and lrc report arguments"),
+)
+"""Code prefix -> heading, as the module docstring lists them; the longest matching prefix wins."""
+
+
+def range_of(code: str) -> str:
+    matches = [(prefix, title) for prefix, title in RANGES if code.startswith(prefix)]
+    return max(matches, key=lambda m: len(m[0]))[1] if matches else "other"
+
+
+def listing() -> str:
+    """Every code with its title, grouped by range (`lrc explain --list`)."""
+    groups: dict[str, list[str]] = {}
+    for code in sorted(CODES):
+        groups.setdefault(range_of(code), []).append(f"  {code}  {CODES[code].title}")
+    order = [title for _, title in RANGES] + ["other"]
+    out = []
+    for title in order:
+        if title in groups:
+            out.append(f"{title}:")
+            out.extend(groups[title])
+            out.append("")
+    out.append("`lrc explain CODE` prints a code's explanation and an example.")
+    return "\n".join(out) + "\n"
 
 
 def explain(code: str) -> str | None:
