@@ -74,7 +74,7 @@ CODES: dict[str, Code] = {
     "LRC6107": Code("development task in a test split", "Tasks used while developing prompts or validators belong to the development set and can never be counted as held-out test tasks (seed 000) — not now, and not after their split was changed."),
     "LRC6108": Code("unknown failure category", "A workload check, system or task names a failure category that the failure taxonomy does not define."),
     "LRC6109": Code("rubric inconsistent", "A rubric's pass threshold lies outside its scale, or its answer format does not cover every criterion."),
-    "LRC7001": Code("generated file stale", "A file under generated/ differs from what `lrc compile` would write. Run `lrc compile` and commit the result."),
+    "LRC7001": Code("generated file stale", "A file under generated/ differs from what `lrc compile` would write. Run `lrc compile` and commit the result. When several generated files differ (missing, out of date or no longer produced), `lrc compile --check` says so once, `generated/ is stale`, and lists the files in the notes: they have one cause and one fix."),
     "LRC7002": Code("generated file missing", "A file that `lrc compile` would write is missing. Run `lrc compile` and commit the result."),
     "LRC7003": Code("unexpected generated file", "generated/ holds a file `lrc compile` would not write (e.g. an edition that was removed)."),
     "LRC7004": Code("ledger not up to date", "The version ledger lacks entries for what is compiled now. Run `lrc compile` and commit generated/ledger.jsonl."),

@@ -56,6 +56,7 @@ def github(diags: Iterable[Diagnostic]) -> str:
             props.append(f"col={d.column}")
         props.append(f"title={_gh_escape(d.code, True)}")
         message = d.summary + (f" (at {d.pointer or '/'})" if d.pointer is not None else "") + (f" — hint: {d.hint}" if d.hint else "")
+        message += "".join(f"\nnote: {note}" for note in d.notes)  # an annotation shows several lines
         out.append(f"::{level} {','.join(props)}::{_gh_escape(message)}")
     return "\n".join(out) + ("\n" if out else "")
 

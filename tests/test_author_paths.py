@@ -8,11 +8,47 @@ repository's specs/ and schemas/.
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
+from pathlib import Path
 
-from support import run_lrc
+import pytest
+
+from support import REPO, run_lrc
 
 from lrc.compiler.codes import CODES, RANGES
+from lrc.compiler.pipeline import compile_project
+
+WORKLOAD = "specs/workloads/triage.ap-inbox/workload.yaml"
+SYSTEM_PROMPT = "specs/workloads/triage.ap-inbox/prompts/system.j2"
+DEMO = "specs/editions/demo.yaml"
+
+
+@pytest.fixture(scope="module")
+def _baseline(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("paths-baseline") / "project"
+    for name in ("specs", "schemas"):
+        shutil.copytree(REPO / name, root / name)
+    for path in sorted((root / "specs/editions").glob("*.yaml")):  # the demo edition is enough here
+        if not re.search(r"(?m)^id:\s*demo\s*$", path.read_text(encoding="utf-8")):
+            path.unlink()
+    result = compile_project(root, cache=False)
+    assert not result.diagnostics.has_errors, [d.summary for d in result.diagnostics.sorted()]
+    return root
+
+
+@pytest.fixture
+def project(_baseline: Path, tmp_path: Path) -> Path:
+    dest = tmp_path / "project"
+    shutil.copytree(_baseline, dest)
+    return dest
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
 def test_explain_without_a_code_lists_every_code_grouped_by_range() -> None:
@@ -44,3 +80,43 @@ def test_explain_refuses_a_code_with_list_and_an_unknown_code() -> None:
     assert run_lrc("explain", "--list", "LRC1001").returncode == 2
     res = run_lrc("explain", "LRC0000")
     assert res.returncode == 2 and "unknown diagnostic code" in res.stderr
+
+
+# -- compile --check: one stale generated/, one diagnostic ------------------------------------------
+
+def test_a_forgotten_compile_is_one_diagnostic_listing_every_file(project: Path) -> None:
+    _edit(project / SYSTEM_PROMPT, "You are", "You are a careful")
+    assert run_lrc("bump", "--all-required", "--update-pins", cwd=project).returncode == 0
+    res = run_lrc("compile", "--check", "--format", "json", cwd=project)
+    assert res.returncode == 1
+    [diag] = json.loads(res.stdout)["diagnostics"]
+    assert diag["code"] == "LRC7001" and diag["summary"].startswith("generated/ is stale: run `lrc compile`")
+    notes = diag["notes"]
+    assert "out of date: generated/demo/plan.lock" in notes and "out of date: generated/ledger.jsonl" in notes
+    assert any(n.startswith("missing: generated/demo/prompts/triage.ap-inbox.v2/") for n in notes)
+    assert any(n.startswith("not produced by `lrc compile` (it removes it): generated/demo/prompts/triage.ap-inbox.v1/") for n in notes)
+    assert f"({len(notes)} generated files differ" in diag["summary"] and len(notes) > 5
+    gh = run_lrc("compile", "--check", "--format", "github", cwd=project)
+    annotations = [line for line in gh.stdout.splitlines() if line.startswith("::")]
+    assert len(annotations) == 1 and annotations[0].startswith("::error title=LRC7001::generated/ is stale")
+    assert "%0Anote: out of date: generated/demo/plan.lock" in annotations[0]
+    text = run_lrc("compile", "--check", cwd=project)
+    assert text.stderr.count("error[LRC7001]") == 1 and "lrc compile --check: 1 problem(s)." in text.stderr
+
+
+@pytest.mark.parametrize("damage,code", [
+    ("remove-lock", "LRC7002"), ("stale-lock", "LRC7001"), ("extra-file", "LRC7003"), ("ledger", "LRC7004")])
+def test_one_differing_generated_file_is_reported_at_that_file(project: Path, damage: str, code: str) -> None:
+    lock = project / "generated/demo/plan.lock"
+    target = {"remove-lock": lock, "stale-lock": lock, "extra-file": project / "generated/demo/extra.txt",
+              "ledger": project / "generated/ledger.jsonl"}[damage]
+    if damage == "remove-lock":
+        lock.unlink()
+    elif damage == "extra-file":
+        target.write_text("x\n", encoding="utf-8")
+    else:
+        target.write_bytes(target.read_bytes() + b"\n")
+    res = run_lrc("compile", "--check", "--format", "json", cwd=project)
+    assert res.returncode == 1
+    [diag] = json.loads(res.stdout)["diagnostics"]
+    assert (diag["code"], diag["path"]) == (code, target.relative_to(project).as_posix())
