@@ -269,15 +269,76 @@ def _cmd_render(args) -> int:
 
 
 def _cmd_execute(args) -> int:
+    if (refused := _not_a_lock(args.lock, "execute")) is not None:
+        return refused
     from lrc.runtime.execute import run_cli
 
     return run_cli(args.lock, args.out, seed_file=args.seed_file, progress=not args.no_progress)
 
 
 def _cmd_report(args) -> int:
+    if (refused := _not_a_lock(args.lock, "report")) is not None:
+        return refused
     from lrc.runtime.execute import report_cli
 
     return report_cli(args.lock, args.out)
+
+
+def _shown(path: Path) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return rel if Path(rel).parts[:3].count("..") < 3 else str(path.resolve())  # up to ../../: the path to type here
+
+
+def _not_a_lock(path: Path, command: str) -> int | None:
+    """A spec (or a folder) given where `execute`/`report` take a plan.lock: say which lock to
+    pass, or that `lrc compile` comes first (LRC8301, exit 2: a usage error). None otherwise;
+    whatever else is wrong with the file is the lock verifier's to say (exit 4)."""
+    import re
+
+    from lrc.compiler.diagnostics import Diagnostic
+    from lrc.compiler.printer import emit
+
+    if path.is_dir():
+        lock = path / "plan.lock"
+        what, edition, root = f"{_shown(path)} is a folder", None, None
+    else:
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(65536)
+        except OSError:
+            return None  # missing or unreadable: the lock loader words it
+        text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+        kind = re.search(r"(?m)^kind:[ \t]*['\"]?([A-Za-z-]+)", text)
+        if text.lstrip().startswith("{") or not (kind or path.suffix.lower() in (".yaml", ".yml")):
+            return None
+        ident = re.search(r"(?m)^id:[ \t]*['\"]?([A-Za-z0-9._-]+)", text)
+        what = f"{_shown(path)} is {('an ' if kind and kind[1][0] in 'aeiou' else 'a ') + kind[1] if kind else 'a YAML file'} spec, not a plan.lock"
+        edition = ident[1] if kind and kind[1] == "edition" and ident else None
+        root = _project_of(path)
+        lock = root / "generated" / edition / "plan.lock" if root is not None and edition else None
+    locks = sorted((root / "generated").glob("*/plan.lock")) if root is not None else []
+    if lock is not None and lock.is_file():
+        summary, hint = f"{what}; pass its lock: {_shown(lock)}", f"lrc {command} {_shown(lock)} --out ..."
+    elif edition is not None:
+        summary = f"{what}, and edition {edition} is not compiled yet"
+        hint = f"run `lrc compile` first; it writes {_shown(lock) if lock is not None else f'generated/{edition}/plan.lock'}"
+    else:
+        summary = f"{what}; `lrc {command}` takes an edition's generated/<edition>/plan.lock"
+        hint = ("compiled locks: " + ", ".join(_shown(p) for p in locks)) if locks else "run `lrc compile` first; it writes generated/<edition>/plan.lock"
+    emit([Diagnostic("LRC8301", "error", summary, hint=hint)], "text", sys.stderr)
+    return EXIT_USAGE
+
+
+def _project_of(path: Path) -> Path | None:
+    from lrc.compiler.pipeline import ProjectNotFound, find_root
+
+    try:
+        return find_root(path.resolve().parent)
+    except (ProjectNotFound, OSError):
+        return None
 
 
 def _cmd_seed(args) -> int:

@@ -597,6 +597,12 @@ $ lrc render triage.ap-inbox --system single-shot --item 999
 
 lrc reports:
   lrc: error[LRC8204]: item 999 is outside this edition's items: 0..14 (n_per_cell = 15)""",
+    "LRC8301": """\
+$ lrc execute specs/editions/demo.yaml --out runs/demo
+
+lrc reports:
+  lrc: error[LRC8301]: specs/editions/demo.yaml is an edition spec, not a plan.lock; pass its lock: generated/demo/plan.lock
+    hint: lrc execute generated/demo/plan.lock --out ...""",
 }
 
 

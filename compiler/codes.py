@@ -87,6 +87,7 @@ CODES: dict[str, Code] = {
     "LRC8202": Code("not run by the edition", "The workload, system or model given to `lrc render` is not part of the edition's lock; the message lists what it runs and the closest name."),
     "LRC8203": Code("lock or seed refused", "The lock fails verification (modified after compilation, another lock format or lrc release, code that no longer matches its fingerprints), or a held-out edition's seed file is missing or does not match its commitment. `lrc execute` would refuse the same."),
     "LRC8204": Code("item cannot be shown", "`lrc render --item N` could not generate that item from the edition's seed (e.g. N is beyond the edition's items, or the generator failed)."),
+    "LRC8301": Code("not a plan.lock", "`lrc execute` and `lrc report` run a compiled lock, generated/<edition>/plan.lock, never a spec: the lock freezes prompts, prices, seeds and code fingerprints. Given an edition spec, lrc names its lock, or says that `lrc compile` must write it first. Exit code 2 (a usage error); a file that claims to be a lock and fails verification is refused with exit code 4."),
 }
 
 

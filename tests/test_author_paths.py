@@ -120,3 +120,40 @@ def test_one_differing_generated_file_is_reported_at_that_file(project: Path, da
     assert res.returncode == 1
     [diag] = json.loads(res.stdout)["diagnostics"]
     assert (diag["code"], diag["path"]) == (code, target.relative_to(project).as_posix())
+
+
+# -- execute / report given a spec ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("command", ["execute", "report"])
+def test_a_spec_where_a_lock_belongs_names_the_lock_to_pass(project: Path, command: str) -> None:
+    out = project / "runs"
+    res = run_lrc(command, DEMO, "--out", str(out), cwd=project)
+    assert res.returncode == 2, res.stderr
+    assert "error[LRC8301]: specs/editions/demo.yaml is an edition spec, not a plan.lock; pass its lock: generated/demo/plan.lock" in res.stderr
+    assert f"hint: lrc {command} generated/demo/plan.lock --out ..." in res.stderr
+    assert "Traceback" not in res.stderr and "invalid JSON" not in res.stderr and not out.exists()
+    # From another folder the paths are the ones to type there.
+    res = run_lrc(command, "demo.yaml", "--out", str(out), cwd=project / "specs/editions")
+    assert res.returncode == 2 and "pass its lock: ../../generated/demo/plan.lock" in res.stderr
+    # A folder holding the lock.
+    res = run_lrc(command, "generated/demo", "--out", str(out), cwd=project)
+    assert res.returncode == 2 and "generated/demo is a folder; pass its lock: generated/demo/plan.lock" in res.stderr
+
+
+@pytest.mark.parametrize("command", ["execute", "report"])
+def test_a_spec_of_an_edition_not_compiled_yet_says_compile_first(project: Path, command: str) -> None:
+    shutil.rmtree(project / "generated/demo")
+    res = run_lrc(command, DEMO, "--out", str(project / "runs"), cwd=project)
+    assert res.returncode == 2
+    assert "edition demo is not compiled yet" in res.stderr and "run `lrc compile` first; it writes generated/demo/plan.lock" in res.stderr
+    res = run_lrc(command, WORKLOAD, "--out", str(project / "runs"), cwd=project)
+    assert res.returncode == 2 and "is a workload spec, not a plan.lock" in res.stderr and "run `lrc compile` first" in res.stderr
+
+
+def test_a_workload_spec_lists_the_compiled_locks_and_a_broken_lock_is_still_refused(project: Path, tmp_path: Path) -> None:
+    res = run_lrc("execute", WORKLOAD, "--out", str(project / "runs"), cwd=project)
+    assert res.returncode == 2 and "hint: compiled locks: generated/demo/plan.lock" in res.stderr
+    for name, body in (("bad.lock", "{}\n"), ("plan.yaml.lock", "not json\n")):
+        (tmp_path / name).write_text(body, encoding="utf-8")
+        res = run_lrc("execute", str(tmp_path / name), "--out", str(tmp_path / "runs"), cwd=project)
+        assert res.returncode == 4 and "LRC8301" not in res.stderr and "Traceback" not in res.stderr
