@@ -72,7 +72,8 @@ def check(root: Path, outputs: dict[str, bytes], edition_dirs: set[str], diags: 
         code, rel, summary, _, hint = problems[0]
         diags.error(code, summary, path=rel, hint=hint)
     elif problems:
-        diags.error("LRC7001", f"generated/ is stale: run `lrc compile` ({len(problems)} generated files differ from what it writes)",
+        codes = {code for code, *_ in problems}  # one kind of problem keeps its code (LRC7004: the ledger)
+        diags.error(codes.pop() if len(codes) == 1 else "LRC7001", f"generated/ is stale: run `lrc compile` ({len(problems)} generated files differ from what it writes)",
                     notes=tuple(note for *_, note, _ in problems),
                     hint="run `lrc compile` and commit generated/ (it writes the missing and changed files and removes the others)")
 

@@ -157,3 +157,28 @@ def test_a_workload_spec_lists_the_compiled_locks_and_a_broken_lock_is_still_ref
         (tmp_path / name).write_text(body, encoding="utf-8")
         res = run_lrc("execute", str(tmp_path / name), "--out", str(tmp_path / "runs"), cwd=project)
         assert res.returncode == 4 and "LRC8301" not in res.stderr and "Traceback" not in res.stderr
+
+
+# -- template errors name their line ---------------------------------------------------------------------
+
+USER_PROMPT = "specs/workloads/triage.ap-inbox/prompts/single-shot.user.j2"
+
+
+@pytest.mark.parametrize("source,code,line", [
+    ("Batch:\n\n{{ item.batch_id }}\n{{ customer }}\n", "LRC4002", 4),  # undefined variable (static)
+    ("Batch:\n{{ item.batch_id }}\n\n\n{{ item.no_such_field }}\n", "LRC4002", 5),  # undefined attribute (render)
+    ("Batch:\n{{ item.batch_id.__class__ }}\n", "LRC4003", 2),  # sandbox: attribute escape
+    ("a\nb\n{% set l = [] %}{{ l.append(1) }}\n", "LRC4003", 3),  # sandbox: mutation
+    ("a\n\n\n{{ 'ab' * 300000 }}\n", "LRC4004", 4),  # too large: multiplication
+    ("a\n{% for i in range(100) %}\n{{ 'y' * 9000 }}\n{% endfor %}\n", "LRC4004", 3),  # too large: the output cap
+    ("a\n{{ '%99999d' | format(1) }}\n", "LRC4004", 2),  # too large: a format width
+    ("a\n{% if true %}\n{{ 1 // 0 }}\n{% endif %}\n", "LRC4001", 3),  # runtime error
+    ("a\n\n{{ item.emails | random }}\n", "LRC4001", 3),  # a filter the sandbox removed
+    ("a\n{% for e in item.emails %}\n{{ e.subject\n", "LRC4001", 3),  # syntax error
+])
+def test_template_errors_name_the_template_line(project: Path, source: str, code: str, line: int) -> None:
+    (project / USER_PROMPT).write_text(source, encoding="utf-8")
+    result = compile_project(project, cache=False)
+    errors = [d for d in result.diagnostics.sorted() if d.severity == "error"]
+    assert [(d.code, d.path, d.line, d.column) for d in errors] == [(code, USER_PROMPT, line, 1)], \
+        [(d.code, d.line, d.summary) for d in errors]
