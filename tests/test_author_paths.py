@@ -182,3 +182,103 @@ def test_template_errors_name_the_template_line(project: Path, source: str, code
     errors = [d for d in result.diagnostics.sorted() if d.severity == "error"]
     assert [(d.code, d.path, d.line, d.column) for d in errors] == [(code, USER_PROMPT, line, 1)], \
         [(d.code, d.line, d.summary) for d in errors]
+
+
+# -- a changed inlined file is located in that file (the gate, lrc diff) -----------------------------------
+
+OUTPUT_SCHEMA = "specs/workloads/triage.ap-inbox/output.schema.json"
+
+
+def _lines(project: Path, rel: str) -> list[str]:
+    return (project / rel).read_text(encoding="utf-8").split("\n")
+
+
+def _change_prompt(project: Path, how: str) -> tuple[str, int]:
+    """Edit the system prompt; return (file, the 1-based line of the change in the new text)."""
+    path = project / SYSTEM_PROMPT
+    lines = path.read_text(encoding="utf-8").split("\n")
+    if how == "middle":
+        lines[3] += " (edited)"
+        at = 4
+    elif how == "first":
+        lines[0] = "Edited. " + lines[0]
+        at = 1
+    elif how == "insert":
+        lines.insert(2, "A new second rule.")
+        at = 3
+    elif how == "delete":
+        del lines[4]
+        at = 5
+    else:  # append at the end
+        at = len([x for x in lines if x is not None]) + (0 if lines[-1] == "" else 1)
+        lines = lines[:-1] + ["One more closing line.", ""] if lines[-1] == "" else lines + ["One more closing line."]
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return SYSTEM_PROMPT, at
+
+
+def _change_schema(project: Path, how: str) -> tuple[str, int]:
+    path = project / OUTPUT_SCHEMA
+    text = path.read_text(encoding="utf-8")
+    key = {"schema-email-id": '"email_id": {"type": "string", "minLength": 1}', "schema-description": '"description": "One label'}[how]
+    assert key in text
+    new = key.replace('"minLength": 1', '"minLength": 2') if how == "schema-email-id" else key.replace("One label", "Exactly one label")
+    path.write_text(text.replace(key, new, 1), encoding="utf-8")
+    at = next(i for i, line in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1) if new in line)
+    return OUTPUT_SCHEMA, at
+
+
+SCENARIOS = ["middle", "first", "insert", "delete", "append", "schema-email-id", "schema-description"]
+
+
+def _apply(project: Path, scenario: str) -> tuple[str, int]:
+    return _change_schema(project, scenario) if scenario.startswith("schema-") else _change_prompt(project, scenario)
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_a_change_in_an_inlined_file_is_reported_at_its_line_too(project: Path, scenario: str) -> None:
+    rel, at = _apply(project, scenario)
+    res = run_lrc("compile", "--check", "--format", "json", cwd=project)
+    assert res.returncode == 1
+    [gate] = [d for d in json.loads(res.stdout)["diagnostics"] if d["code"] == "LRC5001"]
+    assert (gate["path"], gate["line"]) == (WORKLOAD, 5)  # the version line, as before
+    assert {"path": rel, "line": at} in gate["related"]
+    assert any(n.startswith("changed: ") and n.endswith(f"({rel}:{at})") for n in gate["notes"])
+    gh = run_lrc("compile", "--check", "--format", "github", cwd=project).stdout.splitlines()
+    main = next(line for line in gh if line.startswith(f"::error file={WORKLOAD},line=5,"))
+    assert "%0Anote: changed: " in main  # the notes are kept
+    assert any(line.startswith(f"::error file={rel},line={at},title=LRC5001::") for line in gh)  # a line the PR diff shows
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS + ["workload-field", "edition-pin"])
+def test_every_diff_location_is_a_line_of_the_file_it_names(project: Path, scenario: str) -> None:
+    import subprocess
+
+    env_git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*env_git, "init", "-q"], cwd=project, check=True)
+    subprocess.run([*env_git, "add", "-A"], cwd=project, check=True)
+    subprocess.run([*env_git, "commit", "-q", "-m", "base"], cwd=project, check=True)
+    expected = None
+    if scenario == "workload-field":
+        _edit(project / WORKLOAD, "title: AP inbox triage", "title: AP inbox triage (edited)")
+        _edit(project / SYSTEM_PROMPT, "You are", "You are a careful")
+    elif scenario == "edition-pin":
+        _edit(project / SYSTEM_PROMPT, "You are", "You are a careful")
+        assert run_lrc("bump", "--all-required", "--update-pins", cwd=project).returncode == 0
+    else:
+        expected = _apply(project, scenario)
+    res = run_lrc("diff", "--format", "json", cwd=project)
+    assert res.returncode == 2, res.stderr
+    doc = json.loads(res.stdout)
+    located = 0
+    for spec in doc["specs"]:
+        for change in spec["changes"]:
+            if spec["kind"] == "code":
+                continue
+            rel = change["file"] or spec["new"]["path"]
+            assert change["line"] is not None
+            n = len(_lines(project, rel))
+            assert 1 <= change["line"] <= n, (scenario, change)
+            located += 1
+            if change["file"] is not None and expected is not None:
+                assert (change["file"], change["line"]) == expected
+    assert located
