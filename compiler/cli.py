@@ -170,7 +170,7 @@ def _cmd_bump(args) -> int:
             print(f"{res.path}: {res.id} {res.old} -> {res.new}")
     if args.format == "json":
         emit(diags.sorted(), "json", sys.stdout, command="bump", ok=not diags.has_errors, all_required=args.all_required,
-             bumped=[vars(d) for d in done], pins=[vars(p) for p in pins])
+             bumped=[_bumped_json(d) for d in done], pins=[vars(p) for p in pins])
     elif args.format == "github":
         emit(diags.sorted(), "github", sys.stdout)
         for p in pins:
@@ -191,6 +191,10 @@ def _cmd_bump(args) -> int:
     return EXIT_PROBLEMS if diags.has_errors else EXIT_OK
 
 
+def _bumped_json(b) -> dict:
+    return {"path": b.path, "id": b.id, "old": b.old, "new": b.new}  # the line is in `edits` (--update-pins)
+
+
 def _bump_update_pins(root: Path, args, diags) -> int:
     from lrc.compiler.bump import bump_and_update_pins
     from lrc.compiler.printer import emit
@@ -198,7 +202,7 @@ def _bump_update_pins(root: Path, args, diags) -> int:
     done, edits = bump_and_update_pins(root, diags)
     if args.format == "json":
         emit(diags.sorted(), "json", sys.stdout, command="bump", ok=not diags.has_errors, all_required=True,
-             update_pins=True, bumped=[vars(d) for d in done], pins=[], edits=[vars(e) for e in edits])
+             update_pins=True, bumped=[_bumped_json(d) for d in done], pins=[], edits=[vars(e) for e in edits])
     elif args.format == "github":
         emit(diags.sorted(), "github", sys.stdout)
         for e in edits:
