@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from support import REPO, run_lrc
 
@@ -239,7 +240,9 @@ def test_a_change_in_an_inlined_file_is_reported_at_its_line_too(project: Path, 
     rel, at = _apply(project, scenario)
     res = run_lrc("compile", "--check", "--format", "json", cwd=project)
     assert res.returncode == 1
-    [gate] = [d for d in json.loads(res.stdout)["diagnostics"] if d["code"] == "LRC5001"]
+    doc = json.loads(res.stdout)
+    Draft202012Validator(json.loads((REPO / "schemas/diagnostics.schema.json").read_text(encoding="utf-8"))).validate(doc)
+    [gate] = [d for d in doc["diagnostics"] if d["code"] == "LRC5001"]
     assert (gate["path"], gate["line"]) == (WORKLOAD, 5)  # the version line, as before
     assert {"path": rel, "line": at} in gate["related"]
     assert any(n.startswith("changed: ") and n.endswith(f"({rel}:{at})") for n in gate["notes"])
