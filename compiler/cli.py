@@ -197,7 +197,7 @@ def _bumped_json(b) -> dict:
 
 def _bump_update_pins(root: Path, args, diags) -> int:
     from lrc.compiler.bump import bump_and_update_pins
-    from lrc.compiler.printer import emit
+    from lrc.compiler.printer import _gh_escape, emit
 
     done, edits = bump_and_update_pins(root, diags)
     if args.format == "json":
@@ -206,7 +206,8 @@ def _bump_update_pins(root: Path, args, diags) -> int:
     elif args.format == "github":
         emit(diags.sorted(), "github", sys.stdout)
         for e in edits:
-            print(f"::notice file={e.path},line={e.line},col={e.column},title=lrc bump::{e.owner}: {e.old} → {e.new}")
+            print(f"::notice file={_gh_escape(e.path, True)},line={e.line},col={e.column},title=lrc bump::"
+                  + _gh_escape(f"{e.owner}: {e.old} → {e.new}"))
     else:
         emit(diags.sorted(), "text", sys.stderr)
         for e in edits:

@@ -207,3 +207,13 @@ def test_update_pins_needs_all_required_and_without_it_nothing_is_rewritten(proj
     res = run_lrc("bump", "--all-required", cwd=project)
     assert res.returncode == 0 and "update them by hand" in res.stdout
     assert (project / DEMO).read_bytes() == before
+
+
+def test_update_pins_github_format_annotates_every_edit(project: Path) -> None:
+    _edit(project / SYSTEM_PROMPT, "You are", "You are a careful")
+    res = run_lrc("bump", "--all-required", "--update-pins", "--format", "github", cwd=project)
+    assert res.returncode == 0, res.stderr
+    notices = [line for line in res.stdout.splitlines() if line.startswith("::notice ")]
+    assert any(line.startswith(f"::notice file={DEMO},line=12,") and "triage.ap-inbox.v1 → triage.ap-inbox.v2" in line for line in notices)
+    assert any(line.startswith(f"::notice file={WORKLOAD},line=5,") and "version: 1 → version: 2" in line for line in notices)
+    assert len(notices) == 5  # the workload's version, two pins, two editions' versions
