@@ -33,6 +33,9 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("ids", nargs="*", metavar="ID")
     b.add_argument("--all-required", action="store_true",
                    help="bump every spec and code component the version gate refuses for changed content (LRC5001/5003/5101/5103)")
+    b.add_argument("--update-pins", action="store_true",
+                   help="with --all-required: also rewrite the references that pin an older version, bump what that "
+                        "changes, and repeat until nothing is left; prints every edit")
     b.add_argument("--format", choices=["text", "json", "github"], default="text")
     b.add_argument("--project", type=Path)
 
@@ -62,8 +65,9 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("lock", type=Path, metavar="PLAN.lock")
     r.add_argument("--out", type=Path, required=True)
 
-    x = sub.add_parser("explain", help="long-form help for a diagnostic code, with an example")
-    x.add_argument("code")
+    x = sub.add_parser("explain", help="long-form help for a diagnostic code, with an example; --list for every code")
+    x.add_argument("code", nargs="?", help="a code such as LRC5001 (without it: the list of codes)")
+    x.add_argument("--list", action="store_true", help="every code with its title, grouped by range")
 
     sd = sub.add_parser("seed", help="held-out seeds")
     sd_sub = sd.add_subparsers(dest="seed_command", required=True, metavar="SUBCOMMAND")
@@ -146,9 +150,14 @@ def _cmd_bump(args) -> int:
     if not args.all_required and not args.ids:
         print("lrc bump: name the spec or code component ids to bump, or pass --all-required", file=sys.stderr)
         return EXIT_USAGE
+    if args.update_pins and not args.all_required:
+        print("lrc bump: --update-pins goes with --all-required", file=sys.stderr)
+        return EXIT_USAGE
     root = _project(args.project)
     diags = Diagnostics()
     done, pins = [], []
+    if args.update_pins:
+        return _bump_update_pins(root, args, diags)
     if args.all_required:
         done, pins = bump_all_required(root, diags)
     else:
@@ -161,7 +170,7 @@ def _cmd_bump(args) -> int:
             print(f"{res.path}: {res.id} {res.old} -> {res.new}")
     if args.format == "json":
         emit(diags.sorted(), "json", sys.stdout, command="bump", ok=not diags.has_errors, all_required=args.all_required,
-             bumped=[vars(d) for d in done], pins=[vars(p) for p in pins])
+             bumped=[_bumped_json(d) for d in done], pins=[vars(p) for p in pins])
     elif args.format == "github":
         emit(diags.sorted(), "github", sys.stdout)
         for p in pins:
@@ -179,6 +188,34 @@ def _cmd_bump(args) -> int:
             print("Update the references that pin the old version, then run `lrc compile`"
                   + ("; an edition or workload whose pins you change needs a bump too (`lrc bump --all-required` again)."
                      if args.all_required else "."))
+    return EXIT_PROBLEMS if diags.has_errors else EXIT_OK
+
+
+def _bumped_json(b) -> dict:
+    return {"path": b.path, "id": b.id, "old": b.old, "new": b.new}  # the line is in `edits` (--update-pins)
+
+
+def _bump_update_pins(root: Path, args, diags) -> int:
+    from lrc.compiler.bump import bump_and_update_pins
+    from lrc.compiler.printer import _gh_escape, emit
+
+    done, edits = bump_and_update_pins(root, diags)
+    if args.format == "json":
+        emit(diags.sorted(), "json", sys.stdout, command="bump", ok=not diags.has_errors, all_required=True,
+             update_pins=True, bumped=[_bumped_json(d) for d in done], pins=[], edits=[vars(e) for e in edits])
+    elif args.format == "github":
+        emit(diags.sorted(), "github", sys.stdout)
+        for e in edits:
+            print(f"::notice file={_gh_escape(e.path, True)},line={e.line},col={e.column},title=lrc bump::"
+                  + _gh_escape(f"{e.owner}: {e.old} → {e.new}"))
+    else:
+        emit(diags.sorted(), "text", sys.stderr)
+        for e in edits:
+            print(f"{e.path}:{e.line}: {e.old} → {e.new}")
+        if not edits and not diags.has_errors:
+            print("Nothing to bump: no spec or code component changed at a recorded version, and no pin is stale.")
+        elif edits and not diags.has_errors:
+            print(f"{len(edits)} edit(s) in {len({e.path for e in edits})} file(s); now run `lrc compile`.")
     return EXIT_PROBLEMS if diags.has_errors else EXIT_OK
 
 
@@ -237,15 +274,76 @@ def _cmd_render(args) -> int:
 
 
 def _cmd_execute(args) -> int:
+    if (refused := _not_a_lock(args.lock, "execute")) is not None:
+        return refused
     from lrc.runtime.execute import run_cli
 
     return run_cli(args.lock, args.out, seed_file=args.seed_file, progress=not args.no_progress)
 
 
 def _cmd_report(args) -> int:
+    if (refused := _not_a_lock(args.lock, "report")) is not None:
+        return refused
     from lrc.runtime.execute import report_cli
 
     return report_cli(args.lock, args.out)
+
+
+def _shown(path: Path) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return rel if Path(rel).parts[:3].count("..") < 3 else str(path.resolve())  # up to ../../: the path to type here
+
+
+def _not_a_lock(path: Path, command: str) -> int | None:
+    """A spec (or a folder) given where `execute`/`report` take a plan.lock: say which lock to
+    pass, or that `lrc compile` comes first (LRC8301, exit 2: a usage error). None otherwise;
+    whatever else is wrong with the file is the lock verifier's to say (exit 4)."""
+    import re
+
+    from lrc.compiler.diagnostics import Diagnostic
+    from lrc.compiler.printer import emit
+
+    if path.is_dir():
+        lock = path / "plan.lock"
+        what, edition, root = f"{_shown(path)} is a folder", None, None
+    else:
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(65536)
+        except OSError:
+            return None  # missing or unreadable: the lock loader words it
+        text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+        kind = re.search(r"(?m)^kind:[ \t]*['\"]?([A-Za-z-]+)", text)
+        if text.lstrip().startswith("{") or not (kind or path.suffix.lower() in (".yaml", ".yml")):
+            return None
+        ident = re.search(r"(?m)^id:[ \t]*['\"]?([A-Za-z0-9._-]+)", text)
+        what = f"{_shown(path)} is {('an ' if kind and kind[1][0] in 'aeiou' else 'a ') + kind[1] if kind else 'a YAML file'} spec, not a plan.lock"
+        edition = ident[1] if kind and kind[1] == "edition" and ident else None
+        root = _project_of(path)
+        lock = root / "generated" / edition / "plan.lock" if root is not None and edition else None
+    locks = sorted((root / "generated").glob("*/plan.lock")) if root is not None else []
+    if lock is not None and lock.is_file():
+        summary, hint = f"{what}; pass its lock: {_shown(lock)}", f"lrc {command} {_shown(lock)} --out ..."
+    elif edition is not None:
+        summary = f"{what}, and edition {edition} is not compiled yet"
+        hint = f"run `lrc compile` first; it writes {_shown(lock) if lock is not None else f'generated/{edition}/plan.lock'}"
+    else:
+        summary = f"{what}; `lrc {command}` takes an edition's generated/<edition>/plan.lock"
+        hint = ("compiled locks: " + ", ".join(_shown(p) for p in locks)) if locks else "run `lrc compile` first; it writes generated/<edition>/plan.lock"
+    emit([Diagnostic("LRC8301", "error", summary, hint=hint)], "text", sys.stderr)
+    return EXIT_USAGE
+
+
+def _project_of(path: Path) -> Path | None:
+    from lrc.compiler.pipeline import ProjectNotFound, find_root
+
+    try:
+        return find_root(path.resolve().parent)
+    except (ProjectNotFound, OSError):
+        return None
 
 
 def _cmd_seed(args) -> int:
@@ -319,8 +417,14 @@ def _cmd_pricing(args) -> int:
 
 
 def _cmd_explain(args) -> int:
-    from lrc.compiler.codes import CODES, explain
+    from lrc.compiler.codes import CODES, explain, listing
 
+    if args.list or args.code is None:
+        if args.code is not None:
+            print("lrc explain: give a CODE or --list, not both", file=sys.stderr)
+            return EXIT_USAGE
+        print(listing(), end="")
+        return EXIT_OK
     text = explain(args.code)
     if text is None:
         print(f"lrc: unknown diagnostic code {args.code!r}; known codes: {', '.join(sorted(CODES))}", file=sys.stderr)

@@ -232,7 +232,7 @@ lrc reports:
 Inbox {{ mailbox }}: {{ item.emails | length }} emails.
 
 lrc reports:
-  specs/workloads/triage.ap-inbox/prompts/single-shot.user.j2: error[LRC4002]: template uses undefined variable(s): mailbox
+  specs/workloads/triage.ap-inbox/prompts/single-shot.user.j2:2:1: error[LRC4002]: template uses undefined variable(s): mailbox
     note: used by triage.ap-inbox.v1 at /systems/single-shot/prompts/user
     hint: templates see only `task` (the workload's task block) and `item` (one dataset item)
 
@@ -242,14 +242,14 @@ Write {{ item.mailbox }}.""",
 {{ item.mailbox.__class__ }}
 
 lrc reports:
-  specs/workloads/triage.ap-inbox/prompts/single-shot.user.j2: error[LRC4003]: template not allowed: access to attribute '__class__' of 'str' object is unsafe.
+  specs/workloads/triage.ap-inbox/prompts/single-shot.user.j2:2:1: error[LRC4003]: template not allowed: access to attribute '__class__' of 'str' object is unsafe.
     note: used by triage.ap-inbox.v1 at /systems/single-shot/prompts/user""",
     "LRC4004": """\
 {# specs/workloads/triage.ap-inbox/prompts/single-shot.user.j2 #}
 {{ "padding " * 1000000 }}
 
 lrc reports:
-  specs/workloads/triage.ap-inbox/prompts/single-shot.user.j2: error[LRC4004]: template multiplication exceeds 400000 items
+  specs/workloads/triage.ap-inbox/prompts/single-shot.user.j2:2:1: error[LRC4004]: template multiplication exceeds 400000 items
     note: used by triage.ap-inbox.v1 at /systems/single-shot/prompts/user""",
     # -- 5xxx: the version gate ----------------------------------------------------------------
     "LRC5001": """\
@@ -263,7 +263,11 @@ lrc reports:
     note: changed: /title
     hint: run `lrc bump triage.ap-inbox` (then update the references that pin triage.ap-inbox.v1)
 
-`lrc diff` shows the change with old -> new values; `lrc bump --all-required` bumps every spec in this state.""",
+A change inside a prompt template or output schema also names that file and line, e.g.
+`note: changed: /systems/single-shot/prompts/system (specs/workloads/triage.ap-inbox/prompts/system.j2:7)`,
+and `--format github` puts a second annotation on that line. `lrc diff` shows the change with
+old -> new values; `lrc bump --all-required --update-pins` bumps every spec in this state, rewrites
+the pins of what it bumped and bumps what pins them.""",
     "LRC5002": """\
 # specs/workloads/triage.ap-inbox/workload.yaml (the ledger records versions 1 and 2)
 version: 1
@@ -597,6 +601,12 @@ $ lrc render triage.ap-inbox --system single-shot --item 999
 
 lrc reports:
   lrc: error[LRC8204]: item 999 is outside this edition's items: 0..14 (n_per_cell = 15)""",
+    "LRC8301": """\
+$ lrc execute specs/editions/demo.yaml --out runs/demo
+
+lrc reports:
+  lrc: error[LRC8301]: specs/editions/demo.yaml is an edition spec, not a plan.lock; pass its lock: generated/demo/plan.lock
+    hint: lrc execute generated/demo/plan.lock --out ...""",
 }
 
 

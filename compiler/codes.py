@@ -3,7 +3,8 @@
 Codes are stable: tests pin them and users search for them. `lrc explain CODE` prints the
 entry. Ranges: 1xxx loading YAML, 2xxx schema, 3xxx references and files, 4xxx prompt
 templates, 5xxx the version gate, 6xxx methodology policy, 7xxx generated files, 80xx bump,
-81xx diff, 82xx render.
+81xx diff, 82xx render, 83xx execute and report arguments. `lrc explain --list` prints every
+code with its title, grouped by these ranges (RANGES).
 """
 
 from __future__ import annotations
@@ -73,12 +74,12 @@ CODES: dict[str, Code] = {
     "LRC6107": Code("development task in a test split", "Tasks used while developing prompts or validators belong to the development set and can never be counted as held-out test tasks (seed 000) — not now, and not after their split was changed."),
     "LRC6108": Code("unknown failure category", "A workload check, system or task names a failure category that the failure taxonomy does not define."),
     "LRC6109": Code("rubric inconsistent", "A rubric's pass threshold lies outside its scale, or its answer format does not cover every criterion."),
-    "LRC7001": Code("generated file stale", "A file under generated/ differs from what `lrc compile` would write. Run `lrc compile` and commit the result."),
+    "LRC7001": Code("generated file stale", "A file under generated/ differs from what `lrc compile` would write. Run `lrc compile` and commit the result. When several generated files differ (missing, out of date or no longer produced), `lrc compile --check` says so once, `generated/ is stale`, and lists the files in the notes: they have one cause and one fix."),
     "LRC7002": Code("generated file missing", "A file that `lrc compile` would write is missing. Run `lrc compile` and commit the result."),
     "LRC7003": Code("unexpected generated file", "generated/ holds a file `lrc compile` would not write (e.g. an edition that was removed)."),
     "LRC7004": Code("ledger not up to date", "The version ledger lacks entries for what is compiled now. Run `lrc compile` and commit generated/ledger.jsonl."),
     "LRC8001": Code("cannot bump", "`lrc bump` needs the id of one spec or code component that exists."),
-    "LRC8002": Code("bump would change more", "Re-reading the file after the edit showed a change beyond the version, so the file was left untouched."),
+    "LRC8002": Code("bump would change more", "Re-reading the file after the edit showed a change beyond the version (or, with `--update-pins`, beyond the pinned values), or the token is written in a form lrc cannot edit alone (a block scalar, an escape), so the file was left untouched. Edit that token by hand."),
     "LRC8101": Code("comparison base unavailable", "`lrc diff --against` names something that cannot be read: a git ref that does not exist (or a folder that is not in a git repository), or an OLD.lock that is missing or is not a plan.lock."),
     "LRC8102": Code("comparison base does not compile", "The specs at the git ref `lrc diff` compares against cannot be read or do not compile with this lrc; their own errors are listed with paths written REF:path. Compare against a ref this lrc can compile, or against a lock."),
     "LRC8103": Code("compared lock was modified", "The OLD.lock given to `lrc diff` fails its own digests: it was edited after `lrc compile` wrote it, so its contents cannot be trusted as a baseline."),
@@ -86,7 +87,45 @@ CODES: dict[str, Code] = {
     "LRC8202": Code("not run by the edition", "The workload, system or model given to `lrc render` is not part of the edition's lock; the message lists what it runs and the closest name."),
     "LRC8203": Code("lock or seed refused", "The lock fails verification (modified after compilation, another lock format or lrc release, code that no longer matches its fingerprints), or a held-out edition's seed file is missing or does not match its commitment. `lrc execute` would refuse the same."),
     "LRC8204": Code("item cannot be shown", "`lrc render --item N` could not generate that item from the edition's seed (e.g. N is beyond the edition's items, or the generator failed)."),
+    "LRC8301": Code("not a plan.lock", "`lrc execute` and `lrc report` run a compiled lock, generated/<edition>/plan.lock, never a spec: the lock freezes prompts, prices, seeds and code fingerprints. Given an edition spec, lrc names its lock, or says that `lrc compile` must write it first. Exit code 2 (a usage error); a file that claims to be a lock and fails verification is refused with exit code 4."),
 }
+
+
+RANGES: tuple[tuple[str, str], ...] = (
+    ("LRC1", "1xxx loading YAML"),
+    ("LRC2", "2xxx schema"),
+    ("LRC3", "3xxx references and files"),
+    ("LRC4", "4xxx prompt templates"),
+    ("LRC5", "5xxx the version gate"),
+    ("LRC6", "6xxx methodology policy"),
+    ("LRC7", "7xxx generated files"),
+    ("LRC80", "80xx lrc bump"),
+    ("LRC81", "81xx lrc diff"),
+    ("LRC82", "82xx lrc render"),
+    ("LRC83", "83xx lrc execute and lrc report arguments"),
+)
+"""Code prefix -> heading, as the module docstring lists them; the longest matching prefix wins."""
+
+
+def range_of(code: str) -> str:
+    matches = [(prefix, title) for prefix, title in RANGES if code.startswith(prefix)]
+    return max(matches, key=lambda m: len(m[0]))[1] if matches else "other"
+
+
+def listing() -> str:
+    """Every code with its title, grouped by range (`lrc explain --list`)."""
+    groups: dict[str, list[str]] = {}
+    for code in sorted(CODES):
+        groups.setdefault(range_of(code), []).append(f"  {code}  {CODES[code].title}")
+    order = [title for _, title in RANGES] + ["other"]
+    out = []
+    for title in order:
+        if title in groups:
+            out.append(f"{title}:")
+            out.extend(groups[title])
+            out.append("")
+    out.append("`lrc explain CODE` prints a code's explanation and an example.")
+    return "\n".join(out) + "\n"
 
 
 def explain(code: str) -> str | None:

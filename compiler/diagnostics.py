@@ -23,6 +23,7 @@ class Diagnostic:
     pointer: str | None = None  # JSON pointer into the spec, "" for the whole document
     hint: str | None = None
     notes: tuple[str, ...] = ()
+    related: tuple[tuple[str, int], ...] = ()  # (path, line) of other places the problem is at, e.g. a changed prompt line
 
     def sort_key(self) -> tuple:
         return (self.path or "", self.line or 0, self.column or 0, self.code, self.summary)
@@ -38,6 +39,7 @@ class Diagnostic:
             "pointer": self.pointer,
             "hint": self.hint,
             "notes": list(self.notes),
+            **({"related": [{"path": path, "line": line} for path, line in self.related]} if self.related else {}),
         }
 
 

@@ -32,7 +32,7 @@ from typing import Any
 from lrc.compiler.diagnostics import Diagnostics
 from lrc.compiler.pipeline import Analysis, analyze
 from lrc.compiler.resolve import Spec
-from lrc.compiler.versioning import Ledger, changed_pointers
+from lrc.compiler.versioning import Ledger, changed_pointers, file_location
 from lrc.runtime.lock import codeprint
 
 MISSING = object()
@@ -193,10 +193,14 @@ def _field_changes(old: State, new: State) -> list[FieldChange]:
         if new.kind == "code":
             change.file = _unescape(pointer.split("/", 2)[-1]) if pointer.startswith("/files/") else None
         elif new.spec is not None:
-            change.line, change.column = new.spec.doc.locate(pointer)
-            for file_pointer, rel in new.spec.files.items():
-                if pointer == file_pointer or pointer.startswith(file_pointer + "/"):
-                    change.file = rel
+            doc = new.spec.doc
+            root = Path(str(doc.abspath)[:-len(doc.path)]) if str(doc.abspath).endswith(doc.path) else None
+            inlined = file_location(root, new.spec.files, pointer, old.content, new.content)
+            if inlined is not None:  # every location is a line of the file it names
+                change.file, change.line = inlined
+                change.column = 1
+            else:
+                change.line, change.column = doc.locate(pointer)
         out.append(change)
     return out
 
@@ -476,7 +480,7 @@ def text(result: DiffResult) -> str:
                              f"changed ({_short(f.old.strip(chr(34)))} -> {_short(f.new.strip(chr(34)))})")
                     out.append(f"    {f.file}: {state}")
                     continue
-                label = f.pointer + (f" ({f.file})" if f.file else "")
+                label = f.pointer + (f" ({f.file}:{f.line})" if f.file and f.line else f" ({f.file})" if f.file else "")
                 out.append(f"    {label}: {f.old if f.old is not None else '(absent)'} -> {f.new if f.new is not None else '(absent)'}")
             if len(c.fields) > len(shown):
                 out.append(f"    ... and {len(c.fields) - len(shown)} more (--format json lists them all)")

@@ -52,17 +52,30 @@ def _existing(root: Path, edition_dirs: set[str]) -> set[str]:
 
 
 def check(root: Path, outputs: dict[str, bytes], edition_dirs: set[str], diags: Diagnostics) -> None:
+    """Compare generated/ with `outputs`. One differing file is one diagnostic at that file;
+    several are one LRC7001 ("generated/ is stale") listing them in its notes, because they
+    have one cause and one fix, and a pull request should get one annotation, not one per file."""
+    problems: list[tuple[str, str, str, str, str]] = []  # (code, rel, summary, note, hint)
+    again = "run `lrc compile` and commit generated/"
     for rel, data in sorted(outputs.items()):
         path = root / rel
+        ledger = rel.startswith("generated/ledger")
         if not path.exists() and not path.is_symlink():
-            code = "LRC7004" if rel.startswith("generated/ledger") else "LRC7002"
-            diags.error(code, f"{rel} is missing", path=rel, hint="run `lrc compile` and commit generated/")
+            problems.append(("LRC7004" if ledger else "LRC7002", rel, f"{rel} is missing", f"missing: {rel}", again))
         elif read_regular(path) != data:  # a symlink, FIFO or folder in its place is never up to date
-            code = "LRC7004" if rel.startswith("generated/ledger") else "LRC7001"
-            diags.error(code, f"{rel} is out of date", path=rel, hint="run `lrc compile` and commit generated/")
+            problems.append(("LRC7004" if ledger else "LRC7001", rel, f"{rel} is out of date", f"out of date: {rel}", again))
     for rel in sorted(_existing(root, edition_dirs) - set(outputs)):
-        diags.error("LRC7003", f"{rel} would not be produced by `lrc compile`", path=rel,
-                    hint="run `lrc compile` (it removes stale generated files) and commit")
+        problems.append(("LRC7003", rel, f"{rel} would not be produced by `lrc compile`",
+                         f"not produced by `lrc compile` (it removes it): {rel}",
+                         "run `lrc compile` (it removes stale generated files) and commit"))
+    if len(problems) == 1:
+        code, rel, summary, _, hint = problems[0]
+        diags.error(code, summary, path=rel, hint=hint)
+    elif problems:
+        codes = {code for code, *_ in problems}  # one kind of problem keeps its code (LRC7004: the ledger)
+        diags.error(codes.pop() if len(codes) == 1 else "LRC7001", f"generated/ is stale: run `lrc compile` ({len(problems)} generated files differ from what it writes)",
+                    notes=tuple(note for *_, note, _ in problems),
+                    hint="run `lrc compile` and commit generated/ (it writes the missing and changed files and removes the others)")
 
 
 def write(root: Path, outputs: dict[str, bytes], edition_dirs: set[str]) -> list[str]:

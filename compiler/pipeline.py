@@ -232,7 +232,8 @@ def spec_entries(graph: Graph) -> list[Entry]:
     for kind, specs in graph.specs.items():
         for spec in specs.values():
             line, col = spec.doc.locate("/version")
-            entries.append(Entry(kind, spec.id, spec.version, spec_digest(spec), lambda spec=spec: spec.normalized, spec.doc.path, line, col))
+            entries.append(Entry(kind, spec.id, spec.version, spec_digest(spec), lambda spec=spec: spec.normalized, spec.doc.path, line, col,
+                                 dict(spec.files)))
     return entries
 
 

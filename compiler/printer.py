@@ -56,7 +56,12 @@ def github(diags: Iterable[Diagnostic]) -> str:
             props.append(f"col={d.column}")
         props.append(f"title={_gh_escape(d.code, True)}")
         message = d.summary + (f" (at {d.pointer or '/'})" if d.pointer is not None else "") + (f" — hint: {d.hint}" if d.hint else "")
+        message += "".join(f"\nnote: {note}" for note in d.notes)  # an annotation shows several lines
         out.append(f"::{level} {','.join(props)}::{_gh_escape(message)}")
+        for path, line in d.related:  # the same problem where the pull request's diff shows it
+            where = f"{d.path}:{d.line}" if d.path and d.line else (d.path or "lrc")
+            out.append(f"::{level} file={_gh_escape(path, True)},line={line},title={_gh_escape(d.code, True)}::"
+                       + _gh_escape(f"{d.summary} (this line changed; reported at {where})" + (f" — hint: {d.hint}" if d.hint else "")))
     return "\n".join(out) + ("\n" if out else "")
 
 

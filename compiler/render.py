@@ -14,7 +14,7 @@ import threading
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from jinja2 import Template, TemplateError, TemplateSyntaxError, UndefinedError
+from jinja2 import Template, TemplateError, TemplateSyntaxError, UndefinedError, nodes
 from jinja2.compiler import CodeGenerator
 from jinja2.exceptions import SecurityError
 
@@ -22,7 +22,7 @@ from lrc.compiler.diagnostics import Diagnostics
 from lrc.compiler.load import SURROGATE
 from lrc.compiler.resolve import PROMPT_ROLES, Spec
 from lrc.runtime.lock.canonical import digest_text
-from lrc.runtime.lock.templating import RenderTooLarge, make_environment, render
+from lrc.runtime.lock.templating import MAX_RENDER_CHARS, RenderTooLarge, make_environment, render
 
 CONTEXT_VARIABLES = ("item", "task")
 RENDER_SECONDS = 2
@@ -126,9 +126,53 @@ def _compile(env, parsed) -> tuple[Template, set[str]]:
     return env.template_class.from_code(env, code, env.make_globals(None), None), generator.undeclared_identifiers
 
 
+def _template_line(exc: BaseException) -> int | None:
+    """The template line an exception was raised at, where jinja knows it: the innermost frame
+    of the template's code in the traceback (jinja rewrites those frames to template lines), or
+    the line a TemplateSyntaxError/TemplateAssertionError carries."""
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == "<template>":
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    if line is None:
+        line = getattr(exc, "lineno", None)
+    return line if isinstance(line, int) and line >= 1 else None
+
+
+def _name_line(parsed, names: list[str]) -> int | None:
+    """The first line that reads one of `names` from the context."""
+    lines = [n.lineno for n in parsed.find_all(nodes.Name) if n.ctx == "load" and n.name in names and n.lineno]
+    return min(lines) if lines else None
+
+
+def _overflow_line(template: Template, context: dict[str, Any]) -> int | None:
+    """The template line whose output crossed MAX_RENDER_CHARS (the size cap counts the output
+    the template yields, so the line is the one the top-level render function was at)."""
+    gen = template.root_render_func(template.new_context(dict(context)))
+    size = 0
+    try:
+        for chunk in gen:
+            size += len(chunk)
+            if size > MAX_RENDER_CHARS:
+                frame = gen.gi_frame
+                return template.get_corresponding_lineno(frame.f_lineno) if frame is not None else None
+    except Exception:  # noqa: BLE001 - only a position is sought; the error itself was reported
+        return None
+    finally:
+        gen.close()
+    return None
+
+
+def _at(where: dict, line: int | None) -> dict:
+    return {**where, "line": line, "column": 1} if line else where
+
+
 def _checked_render(env, spec: Spec, source: str, context: dict[str, Any], relpath: str, where: dict, pointer: str,
                     diags: Diagnostics) -> str | None:
-    """Static checks, then the sample render under a deadline; None (and a diagnostic) on failure."""
+    """Static checks, then the sample render under a deadline; None (and a diagnostic) on failure.
+    Each diagnostic names the template line wherever jinja knows it."""
     try:
         parsed = env.parse(source)
     except TemplateSyntaxError as exc:
@@ -139,10 +183,11 @@ def _checked_render(env, spec: Spec, source: str, context: dict[str, Any], relpa
         template, undeclared = _compile(env, parsed)
         unknown = sorted(undeclared - set(CONTEXT_VARIABLES))
     except TemplateError as exc:  # e.g. a filter the sandbox removed (random)
-        diags.error("LRC4001", f"template error: {exc.message or exc}", **where, notes=(f"used by {spec.ref} at {pointer}",))
+        diags.error("LRC4001", f"template error: {exc.message or exc}", **_at(where, _template_line(exc)),
+                    notes=(f"used by {spec.ref} at {pointer}",))
         return None
     if unknown:
-        diags.error("LRC4002", f"template uses undefined variable(s): {', '.join(unknown)}", **where,
+        diags.error("LRC4002", f"template uses undefined variable(s): {', '.join(unknown)}", **_at(where, _name_line(parsed, unknown)),
                     hint="templates see only `task` (the workload's task block) and `item` (one dataset item)",
                     notes=(f"used by {spec.ref} at {pointer}",))
         return None
@@ -150,22 +195,29 @@ def _checked_render(env, spec: Spec, source: str, context: dict[str, Any], relpa
         with _deadline(RENDER_SECONDS):
             sample = render(source, context, template=template)
     except UndefinedError as exc:
-        diags.error("LRC4002", f"sample render failed: {exc.message}", **where,
+        diags.error("LRC4002", f"sample render failed: {exc.message}", **_at(where, _template_line(exc)),
                     hint="the template reads a field that `task` or `sample_item` does not have",
                     notes=(f"used by {spec.ref} at {pointer}",))
         return None
     except SecurityError as exc:
-        diags.error("LRC4003", f"template not allowed: {exc}", **where, notes=(f"used by {spec.ref} at {pointer}",))
+        diags.error("LRC4003", f"template not allowed: {exc}", **_at(where, _template_line(exc)), notes=(f"used by {spec.ref} at {pointer}",))
         return None
     except RenderTooLarge as exc:
-        diags.error("LRC4004", str(exc), **where, notes=(f"used by {spec.ref} at {pointer}",))
+        line = _template_line(exc)
+        if line is None:
+            with _deadline(RENDER_SECONDS):
+                try:
+                    line = _overflow_line(template, context)
+                except RenderTimeout:
+                    line = None
+        diags.error("LRC4004", str(exc), **_at(where, line), notes=(f"used by {spec.ref} at {pointer}",))
         return None
-    except RenderTimeout:
-        diags.error("LRC4004", f"template took more than {RENDER_SECONDS}s to render", **where,
+    except RenderTimeout as exc:
+        diags.error("LRC4004", f"template took more than {RENDER_SECONDS}s to render", **_at(where, _template_line(exc)),
                     notes=(f"used by {spec.ref} at {pointer}",))
         return None
     except (TemplateError, TypeError, ValueError, ArithmeticError, AttributeError, IndexError, KeyError, RecursionError) as exc:
-        diags.error("LRC4001", f"template failed to render: {type(exc).__name__}: {exc}", **where,
+        diags.error("LRC4001", f"template failed to render: {type(exc).__name__}: {exc}", **_at(where, _template_line(exc)),
                     notes=(f"used by {spec.ref} at {pointer}",))
         return None
     if SURROGATE.search(sample):

@@ -12,7 +12,8 @@ methodology major version.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ class Entry:
     path: str  # where its version is declared
     line: int
     column: int
+    files: dict[str, str] = field(default_factory=dict)  # JSON pointer -> the inlined file behind it (specs)
 
     @property
     def snapshot(self) -> Any:
@@ -137,16 +139,97 @@ def changed_pointers(old: Any, new: Any, prefix: str = "") -> list[str]:
     return [] if old == new else [prefix or "/"]
 
 
-def _describe_changes(entry: Entry, previous: Any) -> tuple[str, ...]:
+_MISSING = object()
+
+
+def _at_pointer(value: Any, pointer: str) -> Any:
+    for token in pointer.split("/")[1:] if pointer not in ("", "/") else ():
+        token = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(value, dict) and token in value:
+            value = value[token]
+        elif isinstance(value, list) and token.isdigit() and int(token) < len(value):
+            value = value[int(token)]
+        else:
+            return _MISSING
+    return value
+
+
+def _first_changed_line(old: Any, new: str) -> int:
+    """The first line of `new` that differs from `old` (a text), 1-based; a line of `new` always."""
+    new_lines = new.split("\n")
+    if not isinstance(old, str):
+        return 1
+    old_lines = old.split("\n")
+    for i, (a, b) in enumerate(zip(old_lines, new_lines)):
+        if a != b:
+            return i + 1
+    return max(1, min(len(old_lines), len(new_lines)) + (1 if len(new_lines) > len(old_lines) else 0)
+               - (1 if len(new_lines) < len(old_lines) else 0))
+
+
+def _json_key_line(text: str, sub_pointer: str) -> int:
+    """The line of the deepest key of `sub_pointer` found in a JSON text, following the keys in
+    order (each searched after the previous one); 1 when none is found. Always a line of `text`."""
+    pos = 0
+    for token in sub_pointer.split("/")[1:]:
+        token = token.replace("~1", "/").replace("~0", "~")
+        if token.isdigit():
+            continue
+        m = re.compile(re.escape(json.dumps(token)) + r"\s*:").search(text, pos)
+        if m is None:
+            break
+        pos = m.start()
+    return text.count("\n", 0, pos) + 1
+
+
+def file_location(root: Path | None, files: dict[str, str], pointer: str, old_content: Any, new_content: Any) -> tuple[str, int] | None:
+    """For a changed pointer of a spec that lies in an inlined file (a prompt template, an output
+    schema): that file (project-relative) and the line of the change in it; None otherwise.
+
+    A template is inlined as its text, so the line is the first that differs from the recorded
+    text; a JSON file is inlined parsed, so the line is that of the changed key in the file."""
+    best = None
+    for file_pointer, rel in files.items():
+        if pointer == file_pointer or pointer.startswith(file_pointer + "/"):
+            if best is None or len(file_pointer) > len(best[0]):
+                best = (file_pointer, rel)
+    if best is None:
+        return None
+    file_pointer, rel = best
+    new_value = _at_pointer(new_content, file_pointer)
+    if isinstance(new_value, str):
+        return rel, _first_changed_line(_at_pointer(old_content, file_pointer), new_value)
+    text = None
+    if root is not None:
+        data = read_regular(root / rel)
+        try:
+            text = data.decode("utf-8") if data is not None else None
+        except UnicodeDecodeError:
+            text = None
+    return rel, (_json_key_line(text, pointer[len(file_pointer):]) if text else 1)
+
+
+def _describe_changes(entry: Entry, previous: Any, root: Path | None = None) -> tuple[tuple[str, ...], tuple[tuple[str, int], ...]]:
+    """The notes naming what changed, and the (file, line) of each change inside an inlined file."""
     if previous is None:
-        return ("the recorded content of this version is not available to compare",)
+        return ("the recorded content of this version is not available to compare",), ()
     pointers = changed_pointers(previous, entry.snapshot)
     if entry.kind == "code":
         files = [p.split("/", 2)[-1].replace("~1", "/") for p in pointers]
         shown = files[:8]
-        return tuple(f"changed: {f}" for f in shown) + ((f"... and {len(files) - 8} more",) if len(files) > 8 else ())
-    shown = pointers[:8]
-    return tuple(f"changed: {p}" for p in shown) + ((f"... and {len(pointers) - 8} more",) if len(pointers) > 8 else ())
+        return tuple(f"changed: {f}" for f in shown) + ((f"... and {len(files) - 8} more",) if len(files) > 8 else ()), ()
+    notes, related = [], []
+    for p in pointers[:8]:
+        where = file_location(root, entry.files, p, previous, entry.snapshot)
+        if where is None:
+            notes.append(f"changed: {p}")
+            continue
+        notes.append(f"changed: {p} ({where[0]}:{where[1]})")
+        if where not in related:
+            related.append(where)
+    if len(pointers) > 8:
+        notes.append(f"... and {len(pointers) - 8} more")
+    return tuple(notes), tuple(related)
 
 
 def _same_but_version(entry: Entry, ledger: Ledger, latest: int) -> bool:
@@ -183,16 +266,16 @@ def gate(entries: list[Entry], ledger: Ledger, diags: Diagnostics) -> list[Entry
                                 **where, pointer=None if code else "/version",
                                 hint=f"versions only move forward: use {latest + 1} (`{bump}`)")
                 continue
-            notes = _describe_changes(entry, ledger.snapshot(entry.kind, entry.id, entry.version))
+            notes, related = _describe_changes(entry, ledger.snapshot(entry.kind, entry.id, entry.version), ledger.root)
             if entry.version == latest:
                 diags.error("LRC5101" if code else "LRC5001",
                             f"{label} changed but its version is still {entry.version}",
-                            **where, pointer=None if code else "/version", notes=notes,
+                            **where, pointer=None if code else "/version", notes=notes, related=related,
                             hint=f"run `{bump}` (then update the references that pin {entry.id}.v{entry.version})")
             else:
                 diags.error("LRC5103" if code else "LRC5003",
                             f"{label} reuses version {entry.version}, recorded with other content (latest recorded: {latest})",
-                            **where, pointer=None if code else "/version", notes=notes,
+                            **where, pointer=None if code else "/version", notes=notes, related=related,
                             hint=f"set the version to {latest + 1} with `{bump}`")
             continue
         if recorded and entry.version < max(recorded):

@@ -278,7 +278,7 @@ def test_cli_diff_exit_codes_and_formats(repo_project: Path) -> None:
     assert res.returncode == 2, res.stderr
     assert "~ workload triage.ap-inbox" in res.stdout
     assert "bump required: run `lrc bump triage.ap-inbox`" in res.stdout
-    assert "/systems/single-shot/prompts/system (specs/workloads/triage.ap-inbox/prompts/system.j2)" in res.stdout
+    assert "/systems/single-shot/prompts/system (specs/workloads/triage.ap-inbox/prompts/system.j2:1)" in res.stdout
 
     res = run_lrc("diff", "--format", "json", "--against", "HEAD", "--project", str(repo_project))
     assert res.returncode == 2

@@ -101,7 +101,10 @@ def test_prompt_change_at_same_version_is_an_error_at_the_version_line(fresh_pro
     assert diag.code == "LRC5001"
     assert (diag.path, diag.line, diag.column) == (WORKLOAD, line_of(fresh_project, WORKLOAD, "version:"), len("version: ") + 1)
     assert diag.pointer == "/version"
-    assert diag.notes == ("changed: /systems/agentic/prompts/system", "changed: /systems/single-shot/prompts/system")
+    # The notes and the related location name the prompt file and the line that changed in it.
+    prompt = "specs/workloads/triage.ap-inbox/prompts/system.j2"
+    assert diag.notes == (f"changed: /systems/agentic/prompts/system ({prompt}:2)", f"changed: /systems/single-shot/prompts/system ({prompt}:2)")
+    assert diag.related == ((prompt, 2),)
     assert "lrc bump triage.ap-inbox" in diag.hint
     assert result.changed == [] and not result.outputs
 

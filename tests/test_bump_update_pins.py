@@ -1,0 +1,219 @@
+"""`lrc bump --all-required --update-pins`: one command from an edit to a tree `lrc compile`
+accepts, editing only version and pin tokens.
+
+Every test runs the real command line (a subprocess) on its own copy of the repository's
+specs/ and schemas/ with a generated/ compiled from scratch, so nothing depends on what an
+earlier command left in the tree. Code components are changed in a copy of runtime/ that the
+subprocess reads instead of the real one (codeprint.runtime_root is pointed at it).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from support import REPO, run_lrc
+
+from lrc.compiler.pipeline import compile_project
+
+WORKLOAD = "specs/workloads/triage.ap-inbox/workload.yaml"
+SYSTEM_PROMPT = "specs/workloads/triage.ap-inbox/prompts/system.j2"
+DEMO = "specs/editions/demo.yaml"
+DECEMBER = "specs/editions/2026-12.yaml"
+TOOLS = "workloads/triage_ap_inbox/tools.py"
+
+WITH_RUNTIME = """\
+import sys
+from pathlib import Path
+from lrc.runtime.lock import codeprint
+codeprint.runtime_root = lambda: Path(sys.argv[1])
+from lrc.compiler.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.fixture(scope="module")
+def _baseline(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("pins-baseline") / "project"
+    for name in ("specs", "schemas"):
+        shutil.copytree(REPO / name, root / name)
+    result = compile_project(root, cache=False)
+    assert not result.diagnostics.has_errors, [d.summary for d in result.diagnostics.sorted()]
+    return root
+
+
+@pytest.fixture
+def project(_baseline: Path, tmp_path: Path) -> Path:
+    dest = tmp_path / "project"
+    shutil.copytree(_baseline, dest)
+    return dest
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def _versions(project: Path, rel: str) -> int:
+    import re
+
+    return int(re.search(r"(?m)^version: (\d+)", (project / rel).read_text(encoding="utf-8")).group(1))
+
+
+def _compiles_clean(project: Path, lrc=run_lrc) -> None:
+    res = lrc("compile", cwd=project)
+    assert res.returncode == 0, res.stderr
+    res = lrc("compile", "--check", cwd=project)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "up to date" in res.stdout
+
+
+def test_one_word_prompt_edit_is_one_command(project: Path) -> None:
+    _edit(project / SYSTEM_PROMPT, "You are", "You are a careful")
+    demo_before = (project / DEMO).read_text(encoding="utf-8")
+    dec_before = (project / DECEMBER).read_text(encoding="utf-8")
+    demo_v, dec_v = _versions(project, DEMO), _versions(project, DECEMBER)
+
+    res = run_lrc("bump", "--all-required", "--update-pins", cwd=project)
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert f"{WORKLOAD}:5: version: 1 → version: 2" in lines
+    assert f"{DEMO}:12: triage.ap-inbox.v1 → triage.ap-inbox.v2" in lines
+    assert f"{DEMO}:5: version: {demo_v} → version: {demo_v + 1}" in lines
+    assert f"{DECEMBER}:7: version: {dec_v} → version: {dec_v + 1}" in lines
+    assert any(line.startswith(f"{DECEMBER}:") and line.endswith("triage.ap-inbox.v1 → triage.ap-inbox.v2") for line in lines)
+    # Only the version and pin tokens changed: comments, quoting and layout are the author's.
+    assert (project / DEMO).read_text(encoding="utf-8") == demo_before.replace(
+        f"\nversion: {demo_v}\n", f"\nversion: {demo_v + 1}\n").replace("  - triage.ap-inbox.v1\n", "  - triage.ap-inbox.v2\n")
+    after = (project / DECEMBER).read_text(encoding="utf-8")
+    assert after == dec_before.replace(f"\nversion: {dec_v}\n", f"\nversion: {dec_v + 1}\n").replace(
+        "triage.ap-inbox.v1", "triage.ap-inbox.v2")
+    _compiles_clean(project)
+    res = run_lrc("bump", "--all-required", "--update-pins", cwd=project)
+    assert res.returncode == 0 and "Nothing to bump" in res.stdout
+
+
+@pytest.mark.parametrize("layout", ["quoted", "single-quoted", "flow", "crlf", "commented"])
+def test_pins_are_rewritten_in_place_whatever_their_layout(project: Path, layout: str) -> None:
+    path = project / DEMO
+    text = path.read_text(encoding="utf-8")
+    block = ("  - extract.invoice.v1\n  - triage.ap-inbox.v1\n  - reconcile.ledger.v1\n"
+             "  - query.nl2sql.v1\n  - execute.month-end.v1\n")
+    assert block in text
+    if layout == "quoted":
+        text = text.replace("  - triage.ap-inbox.v1\n", '  - "triage.ap-inbox.v1"   # the triage workload\n')
+    elif layout == "single-quoted":
+        text = text.replace("  - triage.ap-inbox.v1\n", "  - 'triage.ap-inbox.v1'\n")
+    elif layout == "flow":
+        text = text.replace("workloads:\n" + block, "workloads: [extract.invoice.v1, triage.ap-inbox.v1,  reconcile.ledger.v1,"
+                            " query.nl2sql.v1, execute.month-end.v1]  # five\n")
+    elif layout == "commented":
+        text = text.replace("  - triage.ap-inbox.v1\n", "  # triage.ap-inbox.v1 is the classify workload\n  - triage.ap-inbox.v1 # pinned\n")
+    elif layout == "crlf":
+        text = text.replace("\n", "\r\n")
+    path.write_bytes(text.encode("utf-8"))
+    assert run_lrc("compile", cwd=project).returncode == 0  # the new layout is recorded first
+    demo_v = _versions(project, DEMO)
+    _edit(project / SYSTEM_PROMPT, "You are", "You are a careful")
+    res = run_lrc("bump", "--all-required", "--update-pins", cwd=project)
+    assert res.returncode == 0, res.stderr
+    expected = text.replace(f"version: {demo_v}\r\n" if layout == "crlf" else f"version: {demo_v}\n",
+                            f"version: {demo_v + 1}\r\n" if layout == "crlf" else f"version: {demo_v + 1}\n", 1)
+    if layout == "commented":  # the comment mentions the old pin: it is not a value, so it stays
+        expected = expected.replace("  - triage.ap-inbox.v1 # pinned", "  - triage.ap-inbox.v2 # pinned")
+    else:
+        expected = expected.replace("triage.ap-inbox.v1", "triage.ap-inbox.v2")
+    assert path.read_bytes() == expected.encode("utf-8")
+    _compiles_clean(project)
+
+
+def test_pins_left_stale_by_an_earlier_bump_are_repaired(project: Path) -> None:
+    """The six-command path, abandoned half way: a plain bump left the editions pinning v1."""
+    _edit(project / SYSTEM_PROMPT, "You are", "You are a careful")
+    assert run_lrc("bump", "triage.ap-inbox", cwd=project).returncode == 0
+    assert run_lrc("compile", cwd=project).returncode == 1  # the editions pin a version that is gone
+    res = run_lrc("bump", "--all-required", "--update-pins", "--format", "json", cwd=project)
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    Draft202012Validator(json.loads((REPO / "schemas/diagnostics.schema.json").read_text(encoding="utf-8"))).validate(doc)
+    assert doc["update_pins"] is True and doc["ok"] is True
+    assert {(e["path"], e["old"], e["new"]) for e in doc["edits"] if e["what"] == "pin"} == {
+        (DEMO, "triage.ap-inbox.v1", "triage.ap-inbox.v2"), (DECEMBER, "triage.ap-inbox.v1", "triage.ap-inbox.v2")}
+    assert sorted(b["id"] for b in doc["bumped"]) == ["2026-12", "demo"]
+    _compiles_clean(project)
+
+
+def _with_runtime(runtime: Path):
+    def lrc(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", WITH_RUNTIME, str(runtime), *args], cwd=cwd,
+                              capture_output=True, text=True, timeout=300)
+    return lrc
+
+
+def test_component_change_bumps_the_component_its_workload_and_the_editions(project: Path) -> None:
+    runtime = project / "runtime"
+    shutil.copytree(REPO / "runtime", runtime, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    lrc = _with_runtime(runtime)
+    assert lrc("compile", "--check", cwd=project).returncode == 0
+    tools = runtime / TOOLS
+    source = tools.read_text(encoding="utf-8")
+    tools.write_text(source + "\n\ndef _added_helper(x):\n    return x + 1\n", encoding="utf-8")
+    assert "LRC5101" in lrc("compile", cwd=project).stderr
+
+    res = lrc("bump", "--all-required", "--update-pins", cwd=project)
+    assert res.returncode == 0, res.stderr
+    out = res.stdout.splitlines()
+    assert "runtime/workloads/triage_ap_inbox/tools.py:19: COMPONENT_VERSION = 1 → COMPONENT_VERSION = 2" in out
+    assert any(line.startswith(f"{WORKLOAD}:") and line.endswith("triage.ap-inbox.tools.v1 → triage.ap-inbox.tools.v2") for line in out)
+    assert f"{WORKLOAD}:5: version: 1 → version: 2" in out
+    assert f"{DEMO}:12: triage.ap-inbox.v1 → triage.ap-inbox.v2" in out
+    assert any(line.startswith(f"{DEMO}:5: version: ") for line in out)
+    assert any(line.startswith(f"{DECEMBER}:7: version: ") for line in out)
+    # Order: the component first, then what pins it, then what pins that.
+    order = [next(i for i, line in enumerate(out) if needle in line)
+             for needle in ("COMPONENT_VERSION", "triage.ap-inbox.tools.v2", f"{WORKLOAD}:5:", f"{DEMO}:12:", f"{DEMO}:5:")]
+    assert order == sorted(order)
+    assert tools.read_text(encoding="utf-8") == source.replace("COMPONENT_VERSION = 1", "COMPONENT_VERSION = 2", 1) + \
+        "\n\ndef _added_helper(x):\n    return x + 1\n"
+    _compiles_clean(project, lrc)
+
+
+def test_a_pin_lrc_cannot_edit_alone_leaves_the_file_untouched(project: Path) -> None:
+    path = project / DEMO
+    text = path.read_text(encoding="utf-8").replace("  - triage.ap-inbox.v1\n", "  - >-\n    triage.ap-inbox.v1\n")
+    path.write_text(text, encoding="utf-8")
+    assert run_lrc("compile", cwd=project).returncode == 0
+    _edit(project / SYSTEM_PROMPT, "You are", "You are a careful")
+    before = path.read_bytes()
+    res = run_lrc("bump", "--all-required", "--update-pins", cwd=project)
+    assert res.returncode == 1
+    assert "error[LRC8002]" in res.stderr and "write triage.ap-inbox.v2 there by hand" in res.stderr
+    assert "Traceback" not in res.stderr
+    assert path.read_bytes() == before
+
+
+def test_update_pins_needs_all_required_and_without_it_nothing_is_rewritten(project: Path) -> None:
+    res = run_lrc("bump", "--update-pins", cwd=project)
+    assert res.returncode == 2 and "--all-required" in res.stderr
+    _edit(project / SYSTEM_PROMPT, "You are", "You are a careful")
+    before = (project / DEMO).read_bytes()
+    res = run_lrc("bump", "--all-required", cwd=project)
+    assert res.returncode == 0 and "update them by hand" in res.stdout
+    assert (project / DEMO).read_bytes() == before
+
+
+def test_update_pins_github_format_annotates_every_edit(project: Path) -> None:
+    _edit(project / SYSTEM_PROMPT, "You are", "You are a careful")
+    res = run_lrc("bump", "--all-required", "--update-pins", "--format", "github", cwd=project)
+    assert res.returncode == 0, res.stderr
+    notices = [line for line in res.stdout.splitlines() if line.startswith("::notice ")]
+    assert any(line.startswith(f"::notice file={DEMO},line=12,") and "triage.ap-inbox.v1 → triage.ap-inbox.v2" in line for line in notices)
+    assert any(line.startswith(f"::notice file={WORKLOAD},line=5,") and "version: 1 → version: 2" in line for line in notices)
+    assert len(notices) == 5  # the workload's version, two pins, two editions' versions
