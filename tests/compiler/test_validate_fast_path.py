@@ -103,3 +103,33 @@ def test_a_sample_is_decided_by_the_linear_engine_as_python_would_decide_it(samp
     else:
         assert (not errors) == python_valid, (sample, errors)
     assert all(isinstance(e.message, str) and e.message for e in errors)
+
+
+def _keys(value):
+    if isinstance(value, dict):
+        for key, child in value.items():
+            yield key
+            yield from _keys(child)
+    elif isinstance(value, list):
+        for child in value:
+            yield from _keys(child)
+
+
+def test_spec_validation_runs_no_regex_through_a_backtracking_engine():
+    """Both validators of specs/ decide `pattern` and `format: regex` with the linear-time engine;
+    patternProperties (which Python jsonschema would still match with `re`, also inside
+    additionalProperties) is absent from the project's schemas."""
+    import time
+
+    from lrc.compiler import validate
+
+    for name, schema in SCHEMAS.schemas.items():
+        assert not {"patternProperties", "unevaluatedProperties"} & set(_keys(schema)), name
+    hostile = {"type": "string", "pattern": "^(a+)+$", "format": "regex"}
+    python = validate._linear_python_validator()(hostile, format_checker=validate._linear_format_checker())
+    for value in ("a" * 3000 + "!", "a" * 3000, "(a)\\1"):
+        start = time.perf_counter()
+        errors = list(python.iter_errors(value))
+        assert time.perf_counter() - start < 0.1
+        assert {e.validator for e in errors} == ({"pattern"} if value != "a" * 3000 else set()) | ({"format"} if value == "(a)\\1" else set())
+    assert "does not match '^(a+)+$'" in next(python.iter_errors("b")).message  # Python jsonschema's words
