@@ -13,7 +13,7 @@ from lrc.runtime.checks.results import ValidatorResult, result
 from lrc.runtime.lock import safe_regex
 
 COMPONENT_ID = "lrc.output-contract"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 
 MAX_ANSWER_CHARS = 1_000_000
 
