@@ -199,7 +199,7 @@ sample_item:
   emails: []
 
 lrc reports:
-  specs/workloads/triage.ap-inbox/workload.yaml:126:3: error[LRC3007]: sample_item does not match item_schema: 'mailbox' is a required property
+  specs/workloads/triage.ap-inbox/workload.yaml:126:3: error[LRC3007]: sample_item does not match item_schema: "mailbox" is a required property
     at /sample_item""",
     "LRC3008": """\
 # specs/workloads/triage.ap-inbox/workload.yaml
@@ -218,6 +218,19 @@ COMPONENT_VERSION = "1"     # must be an integer literal
 
 lrc reports:
   runtime/workloads/example/generator.py:2:1: error[LRC3009]: COMPONENT_VERSION must be a positive integer literal""",
+    "LRC3020": r"""\
+# specs/workloads/triage.ap-inbox/workload.yaml
+  item_schema:
+    properties:
+      batch_id: {type: string, pattern: "^(\\w+)-\\1$"}   # \1: a backreference
+
+lrc reports:
+  specs/workloads/triage.ap-inbox/workload.yaml:27:41: error[LRC3020]: pattern "^(\\w+)-\\1$" cannot be used: it uses a backreference, which a linear-time regex engine cannot evaluate
+    at /dataset/item_schema/properties/batch_id/pattern
+    hint: lrc evaluates every spec regex in linear time; rewrite it without backreferences or look-around (e.g. match both alternatives, or check the relation in a validator)
+
+Look-around (`(?=`, `(?!`, `(?<=`, `(?<!`) is refused the same way, in an output schema file
+too (the note names the file and the pointer inside it).""",
     # -- 4xxx: prompt templates ----------------------------------------------------------------
     "LRC4001": """\
 {# specs/workloads/triage.ap-inbox/prompts/system.j2 #}

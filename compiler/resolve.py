@@ -20,7 +20,7 @@ from lrc.compiler.defaults import apply_defaults
 from lrc.compiler.diagnostics import Diagnostics, pointer_of
 from lrc.compiler.load import SURROGATE, SourceDoc, decode_text, read_capped
 from lrc.compiler.refs import did_you_mean, make_ref, parse_ref
-from lrc.compiler.schemacheck import instance_errors, instance_fast_valid, schema_error
+from lrc.compiler import schemacheck
 from lrc.runtime.lock.canonical import digest as digest_value, digest_text
 from lrc.runtime.lock.codeprint import Component
 
@@ -387,10 +387,9 @@ class Resolver:
 
         item_schema = data["dataset"]["item_schema"]
         if self._check_schema(spec, ("dataset", "item_schema"), item_schema):
-            errors = [] if instance_fast_valid(item_schema, data["sample_item"]) else instance_errors(item_schema, data["sample_item"])
-            for err in errors:
+            for err in schemacheck.instance_errors(item_schema, data["sample_item"]):
                 self.diags.error("LRC3007", f"sample_item does not match item_schema: {err.message}",
-                                 **spec.at("sample_item", *err.absolute_path))
+                                 **spec.at("sample_item", *err.path))
 
         found = self._file(spec, ("output", "schema"))
         if found:
@@ -442,10 +441,29 @@ class Resolver:
                              hint="add `user_file: prompts/<name>.j2`")
 
     def _check_schema(self, spec: Spec, parts: tuple, schema: Any, relpath: str | None = None) -> bool:
-        error = schema_error(schema)
-        if error is not None:
+        """A spec schema is valid 2020-12, every regex in it compiles with the linear-time
+        engine (LRC3020 at each one that does not), and that engine can build it."""
+        verdict = schemacheck.check(schema)
+        for bad in verdict.bad_regexes:
+            inner = pointer_of(list(bad.path))
+            is_name = len(bad.path) >= 2 and bad.path[-2] == "patternProperties"
+            where = spec.at(*parts) if relpath else spec.at(*parts, *bad.path)
+            if is_name and not relpath:
+                where["line"], where["column"] = spec.doc.locate_key(where["pointer"])
+            what = "patternProperties name" if is_name else "pattern"
+            self.diags.error("LRC3020", f"{what} {json.dumps(bad.pattern, ensure_ascii=False)} cannot be used: {bad.problem}", **where,
+                             notes=(f"in {relpath} at {inner}",) if relpath else (),
+                             hint="lrc evaluates every spec regex in linear time; rewrite it without backreferences or "
+                                  "look-around (e.g. match both alternatives, or check the relation in a validator)")
+        if verdict.error is not None:
             where = spec.at(*parts)
-            self.diags.error("LRC3006", f"not a valid JSON Schema: {error.message}", **where,
+            self.diags.error("LRC3006", f"not a valid JSON Schema: {verdict.error.message}", **where,
+                             notes=(f"in {relpath}",) if relpath else ())
+        if not verdict.ok:
+            return False
+        problem = schemacheck.usable_error(schema)
+        if problem is not None:
+            self.diags.error("LRC3006", f"not a usable JSON Schema: {problem}", **spec.at(*parts),
                              notes=(f"in {relpath}",) if relpath else ())
             return False
         return True

@@ -7,6 +7,12 @@ validated by Python jsonschema through an offline `referencing` registry, and ev
 with its JSON pointer, a stable code by keyword, and a did-you-mean for unknown fields and
 values. So Python jsonschema decides every refusal and words every message, and is not even
 imported by a compile whose specs are all valid.
+
+No regex is run by a backtracking engine here either: both validators decide `pattern` and
+`format: regex` with the linear-time engine of `lrc.runtime.lock.safe_regex` (the spec value
+is hostile; a workload's item schema inside it is only ever *data* to these schemas). The
+project's schemas use no `patternProperties` (a test keeps it so), the one keyword whose
+Python implementation would still reach `re` through `additionalProperties`.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from lrc.compiler.diagnostics import Diagnostics, pointer_of
 from lrc.compiler.load import SourceDoc, read_regular
+from lrc.runtime.lock import safe_regex
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -77,8 +84,10 @@ class SchemaSet:
             from referencing import Registry, Resource
 
             registry = Registry().with_resources((schema["$id"], Resource.from_contents(schema)) for schema in self.schemas.values())
+            linear = _linear_python_validator()
+            checker = _linear_format_checker()
             self._python.update({
-                name: Draft202012Validator(schema, registry=registry, format_checker=Draft202012Validator.FORMAT_CHECKER)
+                name: linear(schema, registry=registry, format_checker=checker)
                 for name, schema in self.schemas.items()
             })
         return self._python[kind]
@@ -91,7 +100,8 @@ class SchemaSet:
             try:
                 import jsonschema_rs
 
-                rust = jsonschema_rs.Draft202012Validator(self.schemas[kind], validate_formats=True, offline=True)
+                rust = jsonschema_rs.Draft202012Validator(self.schemas[kind], validate_formats=True, offline=True,
+                                                          formats={"regex": safe_regex.is_regex}, pattern_options=safe_regex.pattern_options())
             except Exception:  # noqa: BLE001 - Python jsonschema decides every spec of this kind
                 rust = False
             self._rust[kind] = rust
@@ -101,6 +111,27 @@ class SchemaSet:
             return bool(rust.is_valid(instance))
         except Exception:  # noqa: BLE001 - a value it cannot take: let Python decide
             return False
+
+
+def _linear_format_checker() -> Any:
+    """Python jsonschema's format checker, with `format: regex` decided by the linear-time engine."""
+    from jsonschema import Draft202012Validator, FormatChecker
+
+    checker = FormatChecker()
+    checker.checkers = dict(Draft202012Validator.FORMAT_CHECKER.checkers)
+    checker.checkers["regex"] = (safe_regex.is_regex, ())
+    return checker
+
+
+def _linear_python_validator() -> Any:
+    """Draft202012Validator whose `pattern` keyword is the linear-time engine's search."""
+    from jsonschema import Draft202012Validator, ValidationError, validators
+
+    def pattern(validator: Any, patrn: str, instance: Any, schema: Any) -> Any:
+        if validator.is_type(instance, "string") and not safe_regex.search(patrn, instance):
+            yield ValidationError(f"{instance!r} does not match {patrn!r}")
+
+    return validators.extend(Draft202012Validator, {"pattern": pattern})
 
 
 PER_MODEL_PROMPT = __import__("re").compile(r"prompt|template|instruction", __import__("re").I)
@@ -190,9 +221,7 @@ def _report(error: ValidationError, doc: SourceDoc, diags: Diagnostics) -> None:
 
 
 def _matches_pattern_props(schema: dict, key: str) -> bool:
-    import re
-
-    return any(re.search(p, key) for p in schema.get("patternProperties", {}))
+    return any(safe_regex.search(p, key) for p in schema.get("patternProperties", {}))
 
 
 def _json_type(value: Any) -> str:

@@ -4,7 +4,8 @@ Items are written under OUT/items/<workload>/<item>/: `item.json` (what prompts 
 and, beside it, `answer_key.json` (what grading uses; never rendered into a prompt); item
 files (PDFs, databases, documents) are stored once by content and listed in `files.json`. Each
 item is checked against the workload's locked item schema. An existing item file that
-differs from what the generator produces now is refused, never overwritten.
+differs from what the generator produces now is refused, never overwritten. The item schema
+comes from a spec, so it is evaluated by the linear-time engine (`lrc.runtime.lock.safe_regex`).
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
+from lrc.runtime.lock import safe_regex
 from lrc.runtime.workloads.base import Item
 
 
@@ -28,19 +28,32 @@ def canonical_file(value: Any) -> bytes:
     return (json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
+def item_validator(ref: str, item_schema: Any) -> Any:
+    """The linear-time engine's validator for a workload's locked item schema."""
+    try:
+        return safe_regex.validator(item_schema)
+    except safe_regex.SchemaUnusable as exc:
+        raise ItemError(f"{ref}: the locked item_schema cannot be used: {exc}") from exc
+
+
+def check_item(ref: str, item_schema: Any, item: Item, built: Any = None) -> None:
+    """ItemError unless `item.context` follows the locked item schema."""
+    errors = safe_regex.violations(item_schema, item.context, built=built if built is not None else item_validator(ref, item_schema))
+    if errors:
+        raise ItemError(f"{ref}: generated item {item.item_id} does not match the locked item_schema: {errors[0].message} (at {errors[0].pointer})")
+
+
 def generate(plan: dict[str, Any], seed: str) -> dict[str, list[Item]]:
     n = plan["edition"]["spec"]["n_per_cell"]
     out: dict[str, list[Item]] = {}
     for ref, wl in plan["workloads"].items():
         dataset = wl["spec"]["dataset"]
         module = importlib.import_module(plan["code"][dataset["generator"]]["module"])
-        schema = Draft202012Validator(dataset["item_schema"])
+        schema = item_validator(ref, dataset["item_schema"])
         items = []
         for index in range(n):
             item = module.generate(seed, index, dataset.get("params", {}))
-            errors = list(schema.iter_errors(item.context))
-            if errors:
-                raise ItemError(f"{ref}: generated item {item.item_id} does not match the locked item_schema: {errors[0].message}")
+            check_item(ref, dataset["item_schema"], item, schema)
             items.append(item)
         ids = [i.item_id for i in items]
         if len(set(ids)) != len(ids):

@@ -19,6 +19,7 @@ import importlib
 from typing import Any
 
 from lrc.runtime.execute import Aborted, Refused, attaches_files, load_verified, render_messages, resolve_seed
+from lrc.runtime.items import ItemError, check_item
 
 __all__ = ["PreviewError", "Refused", "attaches_files", "load_verified", "resolve_seed", "edition_systems",
            "runnable_systems", "sample_messages", "generate_item", "item_messages", "file_facts"]
@@ -56,17 +57,16 @@ def sample_messages(workload: dict[str, Any], system: str, model: dict[str, Any]
 
 def generate_item(plan: dict[str, Any], workload_ref: str, seed: str, index: int):
     """Item `index` (0-based, as in OUT/items/.../item.json) of one workload, checked like `execute` checks it."""
-    from jsonschema import Draft202012Validator
-
     n = plan["edition"]["spec"]["n_per_cell"]
     if not 0 <= index < n:
         raise PreviewError(f"item {index} is outside this edition's items: 0..{n - 1} (n_per_cell = {n})")
     dataset = plan["workloads"][workload_ref]["spec"]["dataset"]
     module = importlib.import_module(plan["code"][dataset["generator"]]["module"])
     item = module.generate(seed, index, dataset.get("params", {}))
-    errors = list(Draft202012Validator(dataset["item_schema"]).iter_errors(item.context))
-    if errors:
-        raise PreviewError(f"{workload_ref}: generated item {item.item_id} does not match the locked item_schema: {errors[0].message}")
+    try:
+        check_item(workload_ref, dataset["item_schema"], item)
+    except ItemError as exc:
+        raise PreviewError(str(exc)) from exc
     return item
 
 

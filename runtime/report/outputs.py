@@ -87,7 +87,7 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
     calls_by_run: dict[str, list[dict[str, Any]]] = {}
     for (key, _step), call in sorted(journal.calls.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         calls_by_run.setdefault(key, []).append(call)
-    versions = {"lrc": lock["lrc_version"], "litellm": _version("litellm"), "polars": _version("polars"), "jsonschema": _version("jsonschema")}
+    versions = {"lrc": lock["lrc_version"], "litellm": _version("litellm"), "polars": _version("polars"), "jsonschema-rs": _version("jsonschema-rs")}
     records: list[dict[str, Any]] = []
     incomplete = 0
     for spec in runs:

@@ -89,8 +89,47 @@ ITEM_SCHEMA = {"type": "object", "required": ["id", "amount"], "additionalProper
                                            "tags": st.lists(st.sampled_from(["a", 1]), max_size=3),
                                            "due": st.sampled_from(["2026-02-30", "not a date", "2026-01-02"]),
                                            "other": st.none()}))
-def test_a_sample_is_accepted_fast_only_when_python_accepts_it(sample):
+def test_a_sample_is_decided_by_the_linear_engine_as_python_would_decide_it(sample):
+    """Sample items are checked only by the linear-time engine now (lrc.runtime.lock.safe_regex);
+    on a schema whose regexes mean the same in both dialects, its verdict is Python jsonschema's.
+    The one dialect difference in play: ECMA-262 `$` does not match before a final newline."""
+    from jsonschema import Draft202012Validator
+
     assert schemacheck.schema_error(ITEM_SCHEMA) is None
-    if schemacheck.instance_fast_valid(ITEM_SCHEMA, sample):
-        assert not schemacheck.instance_errors(ITEM_SCHEMA, sample), sample
-    assert not schemacheck.instance_fast_valid(dict(ITEM_SCHEMA, **{"$schema": "http://json-schema.org/draft-07/schema#"}), {})
+    errors = schemacheck.instance_errors(ITEM_SCHEMA, sample)
+    python_valid = not list(Draft202012Validator(ITEM_SCHEMA).iter_errors(sample))
+    if sample.get("id") == "AB-123\n":
+        assert errors and any(e.path == ("id",) and e.keyword == "pattern" for e in errors)
+    else:
+        assert (not errors) == python_valid, (sample, errors)
+    assert all(isinstance(e.message, str) and e.message for e in errors)
+
+
+def _keys(value):
+    if isinstance(value, dict):
+        for key, child in value.items():
+            yield key
+            yield from _keys(child)
+    elif isinstance(value, list):
+        for child in value:
+            yield from _keys(child)
+
+
+def test_spec_validation_runs_no_regex_through_a_backtracking_engine():
+    """Both validators of specs/ decide `pattern` and `format: regex` with the linear-time engine;
+    patternProperties (which Python jsonschema would still match with `re`, also inside
+    additionalProperties) is absent from the project's schemas."""
+    import time
+
+    from lrc.compiler import validate
+
+    for name, schema in SCHEMAS.schemas.items():
+        assert not {"patternProperties", "unevaluatedProperties"} & set(_keys(schema)), name
+    hostile = {"type": "string", "pattern": "^(a+)+$", "format": "regex"}
+    python = validate._linear_python_validator()(hostile, format_checker=validate._linear_format_checker())
+    for value in ("a" * 3000 + "!", "a" * 3000, "(a)\\1"):
+        start = time.perf_counter()
+        errors = list(python.iter_errors(value))
+        assert time.perf_counter() - start < 0.1
+        assert {e.validator for e in errors} == ({"pattern"} if value != "a" * 3000 else set()) | ({"format"} if value == "(a)\\1" else set())
+    assert "does not match '^(a+)+$'" in next(python.iter_errors("b")).message  # Python jsonschema's words
