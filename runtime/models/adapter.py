@@ -167,7 +167,7 @@ async def complete(
         kwargs["api_key"] = os.environ.get(model["api_key_env"], "")
     failures: list[InfraFailure] = []
     for attempt in range(1, settings.max_attempts + 1):
-        attempt_timeout = _attempt_timeout(settings.call_timeout(timeout), lane, budget, failures)
+        attempt_timeout = _attempt_timeout(lane.call_timeout(timeout), lane, budget, failures)
         async with lane.limiter:
             _raise_if_stopped(lane, failures)
             started = time.monotonic()

@@ -19,7 +19,7 @@ an answered call is journaled. Wall-clock randomness (the backoff jitter) is the
   costs a few round trips, not the rest of the run.
 - Deadlines: a run's budget (`RunBudget`) counts the time its calls and backoffs take (not
   the wait for a concurrency slot, which measures the queue, not the provider); a model's
-  deadline counts the wall time of this execute. Either ends in an exclusion (journaled,
+  deadline counts the wall time of this execute from its first call. Either ends in an exclusion (journaled,
   retried by the next `lrc execute`, finished calls never repaid).
 """
 
@@ -259,11 +259,14 @@ class ModelLane:
     def __init__(self, model_id: str, entry: Mapping[str, Any], settings: InfraSettings, stats: InfraStats,
                  on_stop: Callable[[str, str], None] | None = None, clock: Callable[[], float] = time.monotonic):
         self.model_id = model_id
+        # An embedded reference model runs in-process: it has no provider that could hang, so
+        # the operator's request-timeout cap and the hung-provider stop do not apply to it.
+        self.remote = not entry.get("reference")
         self.endpoint = entry.get("api_base") or f"the {model_id.split('/', 1)[0]} provider's default endpoint"
         self.settings = settings
         self.stats = stats
         self.limiter = AdaptiveLimiter(entry.get("max_concurrency", 4), clock=clock)
-        self.deadline = clock() + settings.model_deadline_seconds
+        self.deadline: float | None = None  # set at the model's first call (not at start-up)
         self.consecutive_timeouts = 0
         self.stop_reason: str | None = None
         self.rng = random.Random()  # wall-clock seeded: timing only, never a result
@@ -281,6 +284,8 @@ class ModelLane:
         return self._event
 
     def model_remaining(self) -> float:
+        if self.deadline is None:
+            self.deadline = self._clock() + self.settings.model_deadline_seconds
         return self.deadline - self._clock()
 
     def stop(self, reason: str) -> None:
@@ -305,11 +310,14 @@ class ModelLane:
             self.stats.timeouts += 1
             self.consecutive_timeouts += 1
             n = self.settings.stop_after_timeouts
-            if self.consecutive_timeouts >= n:
+            if self.remote and self.consecutive_timeouts >= n:
                 self.stop(f"its last {n} calls all timed out (no answer within {timeout:g}s) and none succeeded "
                           f"in between; the provider looks hung")
         else:
             self.stats.server_errors += 1
+
+    def call_timeout(self, locked: float) -> float:
+        return self.settings.call_timeout(locked) if self.remote else locked
 
     def check_deadline(self) -> None:
         if self.stop_reason is None and self.model_remaining() <= 0:
