@@ -322,3 +322,18 @@ def test_the_model_deadline_stops_it(fake_provider):
     assert exc.reason == "model-stopped"
     assert len(stops) == 1 and "LRC_MODEL_DEADLINE_SECONDS" in stops[0]
     assert fake_provider.calls == 1
+
+
+def test_the_progress_postfix_shows_retries_exclusions_waiting_and_concurrency():
+    stats = InfraStats()
+    lanes = [ModelLane(f"m/{i}", {"max_concurrency": 4}, InfraSettings(), stats) for i in range(2)]
+    assert stats.postfix() == "retries=0 excluded=0 backoff=0s"
+    lanes[0].failed(RATE, time.monotonic(), 1.0)
+    lanes[1].failed(SERVER, time.monotonic(), 1.0)
+    stats.waited_seconds += 12.4
+    stats.exclude("run-deadline")
+    stats.exclude("run-deadline")
+    stats.exclude("model-stopped")
+    lanes[1].stop("test")
+    assert stats.postfix() == "retries=2 excluded=3 backoff=12s concurrency=7/8 stopped=1"
+    assert stats.describe_exclusions() == "1 model stopped, 2 run deadline passed"
