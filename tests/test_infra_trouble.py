@@ -95,11 +95,14 @@ def test_a_hung_provider_stops_the_model_in_seconds_and_a_rerun_completes(server
     assert "timed out" in res.stderr and "run the same command again" in res.stderr
     # Only the first timeouts were waited for: at most one wave per concurrency slot, then no request.
     hung = [r for r in first if r.fault == "hang"]
-    assert 3 <= len(hung) <= 3 + 4
     timeout = float(FAST["LRC_REQUEST_TIMEOUT_SECONDS"])
-    assert max(r.started for r in hung) - min(r.started for r in hung) < 2 * timeout
-    assert not [r for r in first if r.started > min(r.started for r in hung) + 2 * timeout], \
-        "requests were still sent after the model should have been stopped"
+    if hang is None:  # nothing succeeds: one wave of timeouts (4 slots), then not one request more
+        assert 3 <= len(hung) <= 3 + 4
+        assert max(r.started for r in hung) - min(r.started for r in hung) < 2 * timeout
+        assert not [r for r in first if r.started > min(r.started for r in hung) + 2 * timeout], \
+            "requests were still sent after the model should have been stopped"
+    else:  # successes in between reset the count; still far fewer than every attempt of every run
+        assert 3 <= len(hung) < N * 8 // 2
     # What the hang cost: from the first hung request to the end of the process (the report
     # included) — seconds, where the defaults of old cost ~43 minutes per run.
     assert ended - min(r.started for r in hung) < 2 * timeout + 60
@@ -116,11 +119,12 @@ def test_a_hung_provider_stops_the_model_in_seconds_and_a_rerun_completes(server
 
 
 def test_a_run_slower_than_its_deadline_is_excluded_alone(server, lock, clean, tmp_path):
-    # Batch 02's requests take 1.5 s; a run may spend 0.8 s. The model is not hung: it stays.
-    slow = Fault("delay", delay=1.5, match=lambda body: "AP-B02" in json.dumps(body["messages"]))
+    # Batch 02's requests take 10 s; a run may spend 5 s (room for litellm's cold first call on
+    # a loaded machine). The model is not hung: it stays.
+    slow = Fault("delay", delay=10, match=lambda body: "AP-B02" in json.dumps(body["messages"]))
     server.reset(faults=[slow])
     out = tmp_path / "out"
-    res = execute(lock, out, LRC_RUN_DEADLINE_SECONDS="0.8", LRC_STOP_AFTER_TIMEOUTS="50")
+    res = execute(lock, out, LRC_RUN_DEADLINE_SECONDS="5", LRC_STOP_AFTER_TIMEOUTS="50")
     first = server.snapshot()
     assert res.returncode == 3, res.stdout + res.stderr
     assert "was stopped" not in res.stderr
