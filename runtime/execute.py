@@ -180,7 +180,7 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
                             "infra_failures": [vars(f) for f in res.failures], "latency_ms": res.latency_ms})
             return Turn(res.message, res.finish_reason, res.refusal)
 
-        budget = infra.RunBudget(settings.run_deadline_seconds)
+        budget = lanes[spec.model].run_budget()
         ctx = RunContext(messages=render_messages(workload, spec.system, item, model), tools=workload["tools"].get(spec.system, []),
                          terminal_tools=workload["terminal_tools"].get(spec.system, []), max_steps=system.get("max_steps", 1),
                          call=call, toolbox=toolbox)

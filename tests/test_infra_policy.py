@@ -337,3 +337,16 @@ def test_the_progress_postfix_shows_retries_exclusions_waiting_and_concurrency()
     lanes[1].stop("test")
     assert stats.postfix() == "retries=2 excluded=3 backoff=12s concurrency=7/8 stopped=1"
     assert stats.describe_exclusions() == "1 model stopped, 2 run deadline passed"
+
+
+def test_reference_models_run_in_process_without_deadlines_or_stops():
+    settings = InfraSettings(request_timeout_seconds=0.1, run_deadline_seconds=0.1, model_deadline_seconds=0.1,
+                             stop_after_timeouts=1)
+    ref = ModelLane("lrc/baseline", {"reference": True}, settings, InfraStats())
+    remote = ModelLane("openai/x", {}, settings, InfraStats())
+    assert ref.call_timeout(300) == 300 and remote.call_timeout(300) == 0.1
+    assert ref.run_budget().remaining() == float("inf") and remote.run_budget().remaining() == 0.1
+    assert ref.model_remaining() == float("inf") and remote.model_remaining() <= 0.1
+    ref.failed(TIMEOUT, time.monotonic(), 300)
+    remote.failed(TIMEOUT, time.monotonic(), 0.1)
+    assert ref.stop_reason is None and remote.stop_reason is not None

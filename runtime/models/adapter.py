@@ -155,7 +155,7 @@ async def complete(
     deadline and health; `budget` is the run's remaining time (calls and backoffs)."""
     litellm = load_litellm()
     settings = lane.settings
-    budget = budget or RunBudget(settings.run_deadline_seconds)
+    budget = budget or lane.run_budget()
     kwargs: dict[str, Any] = {"model": model["id"], "messages": messages, "num_retries": 0, "max_retries": 0}
     kwargs.update(model.get("sampling") or {})
     if tools:

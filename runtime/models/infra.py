@@ -260,7 +260,8 @@ class ModelLane:
                  on_stop: Callable[[str, str], None] | None = None, clock: Callable[[], float] = time.monotonic):
         self.model_id = model_id
         # An embedded reference model runs in-process: it has no provider that could hang, so
-        # the operator's request-timeout cap and the hung-provider stop do not apply to it.
+        # the operator's request-timeout cap, the deadlines and the hung-provider stop do not
+        # apply to it (on a loaded machine they would only exclude healthy runs).
         self.remote = not entry.get("reference")
         self.endpoint = entry.get("api_base") or f"the {model_id.split('/', 1)[0]} provider's default endpoint"
         self.settings = settings
@@ -283,7 +284,13 @@ class ModelLane:
                 self._event.set()
         return self._event
 
+    def run_budget(self) -> RunBudget:
+        """A new run's budget on this model."""
+        return RunBudget(self.settings.run_deadline_seconds if self.remote else math.inf)
+
     def model_remaining(self) -> float:
+        if not self.remote:
+            return math.inf
         if self.deadline is None:
             self.deadline = self._clock() + self.settings.model_deadline_seconds
         return self.deadline - self._clock()
