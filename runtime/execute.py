@@ -133,12 +133,12 @@ def render_messages(workload: dict[str, Any], system: str, item, model: dict[str
 # -- execution ------------------------------------------------------------------------------
 
 async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, list], modules: dict[str, ModuleType],
-                   journal, progress: bool) -> None:
-    from lrc.runtime.models import adapter
+                   journal, progress: bool, settings) -> Any:
+    """Run every pending run; the infrastructure figures (`infra.InfraStats`) come back."""
+    from lrc.runtime.models import adapter, infra
     from lrc.runtime.models.reference import CURRENT, ReferenceContext
     from lrc.runtime.systems.base import RunContext, Turn
 
-    limiters = {m: adapter.AdaptiveLimiter(entry.get("max_concurrency", 4)) for m, entry in plan["models"].items()}
     pending = [r for r in runs if r.key not in journal.runs]
     bar = None
     if progress:
@@ -146,6 +146,9 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
 
         bar = tqdm(total=len(runs), initial=len(runs) - len(pending), desc="runs", unit="run", file=sys.stderr,
                    disable=None, dynamic_ncols=True)
+    stats = infra.InfraStats()
+    lanes = {m: infra.ModelLane(m, entry, settings, stats, on_stop=lambda _m, text: _announce(bar, f"lrc execute: {text}"))
+             for m, entry in plan["models"].items()}
 
     async def one(spec: RunSpec) -> None:
         workload = plan["workloads"][spec.workload]
@@ -171,21 +174,25 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
                     raise Aborted(f"{spec.key} step {step}: the request differs from the journaled one; the run is not deterministic")
                 r = done["response"]
                 return Turn(r["message"], r["finish_reason"], r["refusal"])
-            res = await adapter.complete(model, messages, tools, system.get("request_timeout_seconds", 300), limiters[spec.model])
+            res = await adapter.complete(model, messages, tools, system.get("request_timeout_seconds", 300), lanes[spec.model], budget)
             journal.append({"type": "call", "run": spec.key, "step": step, "request": request,
                             "response": {"message": res.message, "finish_reason": res.finish_reason, "refusal": res.refusal},
                             "usage": res.usage, "attempts": res.attempts, "response_model": res.response_model,
                             "infra_failures": [vars(f) for f in res.failures], "latency_ms": res.latency_ms})
             return Turn(res.message, res.finish_reason, res.refusal)
 
+        budget = lanes[spec.model].run_budget()
         ctx = RunContext(messages=render_messages(workload, spec.system, item, model), tools=workload["tools"].get(spec.system, []),
                          terminal_tools=workload["terminal_tools"].get(spec.system, []), max_steps=system.get("max_steps", 1),
                          call=call, toolbox=toolbox)
         try:
             outcome = await runner.run(ctx)
         except adapter.InfraExhausted as exc:
-            journal.append({"type": "infra_exhausted", "run": spec.key, "failures": [vars(f) for f in exc.failures]})
+            journal.append({"type": "infra_exhausted", "run": spec.key, "failures": [vars(f) for f in exc.failures],
+                            "reason": getattr(exc, "reason", "retries-exhausted")})
+            stats.exclude(getattr(exc, "reason", "retries-exhausted"))
             if bar:
+                bar.set_postfix_str(stats.postfix(), refresh=False)
                 bar.update(1)
             return
         except adapter.ConfigError as exc:
@@ -200,6 +207,7 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
             bar.update(1)
 
     tasks = [asyncio.ensure_future(one(r)) for r in pending]
+    ticker = asyncio.ensure_future(_show_infra(bar, stats)) if bar else None
     try:
         for fut in asyncio.as_completed(tasks):
             await fut
@@ -209,8 +217,28 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
     finally:
+        if ticker:
+            ticker.cancel()
+            await asyncio.gather(ticker, return_exceptions=True)
         if bar:
+            bar.set_postfix_str(stats.postfix(), refresh=False)
             bar.close()
+    return stats
+
+
+async def _show_infra(bar, stats) -> None:
+    """Keep the progress bar's postfix (retries, exclusions, backoff, concurrency) live."""
+    while True:
+        bar.set_postfix_str(stats.postfix())
+        await asyncio.sleep(0.5)
+
+
+def _announce(bar, message: str) -> None:
+    """A message that must be seen now, above the progress bar if there is one."""
+    if bar is not None and not bar.disable:
+        bar.write(message, file=sys.stderr)
+    else:
+        _say(message)
 
 
 # -- entry points ---------------------------------------------------------------------------
@@ -237,10 +265,14 @@ class _OutLock:
 def run(lock_path: Path, out: Path, seed_file: Path | None = None, progress: bool = True) -> int:
     from lrc.runtime import items as item_gen
     from lrc.runtime.journal import Journal, JournalError
-    from lrc.runtime.models import adapter
+    from lrc.runtime.models import adapter, infra
     from lrc.runtime.redact import build_redactor
     from lrc.runtime.report import outputs
 
+    try:
+        settings = infra.InfraSettings.from_env()  # the one place the operating settings are read
+    except ValueError as exc:
+        raise Aborted(f"bad setting: {exc}") from exc
     lock = load_verified(lock_path)
     plan = lock["plan"]
     used_models = [dict(m) for m in plan["models"].values()]
@@ -264,15 +296,19 @@ def run(lock_path: Path, out: Path, seed_file: Path | None = None, progress: boo
         if done:
             _say(f"resuming: {done} of {len(runs)} runs already journaled; they are not repeated")
         try:
-            asyncio.run(_execute(plan, runs, items, modules, journal, progress))
+            stats = asyncio.run(_execute(plan, runs, items, modules, journal, progress, settings))
         finally:
             journal.close()
         summary = outputs.write_all(lock, plan, runs, items, modules, Journal(out / "journal.jsonl", lock["root_digest"], plan["edition"]["ref"]), out)
     print(summary.card, end="")
     print(summary.where)
     if summary.incomplete:
-        _say(f"lrc execute: {summary.incomplete} run(s) were excluded after exhausting infrastructure retries; "
-             f"run the same command again to resume them.")
+        for model, reason in sorted(stats.stopped.items()):
+            endpoint = plan["models"][model].get("api_base") or "its provider's default endpoint"
+            _say(f"lrc execute: {model} ({endpoint}) was stopped: {reason}")
+        _say(f"lrc execute: {summary.incomplete} run(s) were excluded after infrastructure failures "
+             f"({stats.describe_exclusions()}); "
+             f"run the same command again to resume them (finished calls are not paid again).")
         return EXIT_INCOMPLETE
     return EXIT_OK
 

@@ -5,7 +5,9 @@ runs, and always offline-safe: the cost map is the bundled one and no tokenizer 
 Retries are ours (`num_retries=0`, `max_retries=0` for the provider SDK) so infrastructure
 errors and model failures stay apart: 429, 5xx, timeouts and connection errors are retried
 with backoff and counted; a content-policy refusal is a model result; authentication, bad
-requests and unknown models abort the run as configuration problems.
+requests and unknown models abort the run as configuration problems. When and how often a
+call is retried, how many run at once, and when a run or a model is given up are decided by
+`infra` (`ModelLane`, `RunBudget`, `InfraSettings`); none of it changes what is sent.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from lrc.runtime.models import infra
+from lrc.runtime.models.infra import AdaptiveLimiter, InfraSettings, ModelLane, RunBudget  # noqa: F401 - re-exported
 from lrc.runtime.models.offline import OFFLINE_ENV
 
 _litellm: Any = None
@@ -75,47 +79,14 @@ class CallResult:
     response_model: str | None = None
 
 
-def _retry_settings() -> tuple[int, float, float]:
-    attempts = int(os.environ.get("LRC_MAX_ATTEMPTS", "8"))
-    base = float(os.environ.get("LRC_RETRY_BASE_SECONDS", "2"))
-    cap = float(os.environ.get("LRC_RETRY_MAX_SECONDS", "60"))
-    return max(1, attempts), max(0.0, base), max(0.0, cap)
+class InfraStopped(InfraExhausted):
+    """A call given up before its retries ran out: its run's deadline passed, or its model was
+    stopped (hung, or past its deadline). The run is excluded like an exhausted one."""
 
-
-class AdaptiveLimiter:
-    """Bounded concurrency per model that backs off on 429s and recovers slowly."""
-
-    def __init__(self, limit: int):
-        self.max = max(1, limit)
-        self.limit = self.max
-        self.active = 0
-        self.successes = 0
-        self.reductions = 0
-        self._cond = asyncio.Condition()
-
-    async def __aenter__(self) -> "AdaptiveLimiter":
-        async with self._cond:
-            await self._cond.wait_for(lambda: self.active < self.limit)
-            self.active += 1
-        return self
-
-    async def __aexit__(self, *exc: Any) -> None:
-        async with self._cond:
-            self.active -= 1
-            self._cond.notify_all()
-
-    def rate_limited(self) -> None:
-        new = max(1, (self.limit * 4) // 5 if self.limit > 4 else self.limit - 1)
-        if new < self.limit:
-            self.reductions += 1
-        self.limit = new
-        self.successes = 0
-
-    def succeeded(self) -> None:
-        self.successes += 1
-        if self.limit < self.max and self.successes >= 4 * self.limit:
-            self.limit += 1
-            self.successes = 0
+    def __init__(self, reason: str, message: str, failures: list[InfraFailure]):
+        Exception.__init__(self, message)
+        self.failures = failures
+        self.reason = reason  # "run-deadline" | "model-stopped"
 
 
 def _classify(exc: Exception, litellm: Any) -> tuple[str, InfraFailure | None, bool]:
@@ -174,13 +145,18 @@ async def complete(
     model: dict[str, Any],
     messages: list[dict[str, Any]],
     tools: list[dict[str, Any]] | None,
-    timeout: int,
-    limiter: AdaptiveLimiter,
+    timeout: float,
+    lane: ModelLane,
+    budget: RunBudget | None = None,
 ) -> CallResult:
-    """One model request with infra retries; raises InfraExhausted or ConfigError."""
+    """One model request with infra retries; raises InfraExhausted (InfraStopped) or ConfigError.
+
+    `timeout` is the system's locked per-request timeout; `lane` holds the model's concurrency,
+    deadline and health; `budget` is the run's remaining time (calls and backoffs)."""
     litellm = load_litellm()
-    max_attempts, base, cap = _retry_settings()
-    kwargs: dict[str, Any] = {"model": model["id"], "messages": messages, "timeout": timeout, "num_retries": 0, "max_retries": 0}
+    settings = lane.settings
+    budget = budget or lane.run_budget()
+    kwargs: dict[str, Any] = {"model": model["id"], "messages": messages, "num_retries": 0, "max_retries": 0}
     kwargs.update(model.get("sampling") or {})
     if tools:
         kwargs["tools"] = tools
@@ -190,27 +166,37 @@ async def complete(
     if model.get("api_key_env"):
         kwargs["api_key"] = os.environ.get(model["api_key_env"], "")
     failures: list[InfraFailure] = []
-    for attempt in range(1, max_attempts + 1):
-        started = time.monotonic()
-        try:
-            async with limiter:
-                response = await litellm.acompletion(**kwargs)
-            limiter.succeeded()
-        except Exception as exc:  # noqa: BLE001 - classified below, nothing is swallowed
-            kind, failure, rate_limited = _classify(exc, litellm)
-            if kind == "refusal":
-                return CallResult({"role": "assistant", "content": None}, "content_filter", True,
-                                  {"input": 0, "cached_input": 0, "cache_write": 0, "output": 0, "reasoning": 0},
-                                  attempt, failures, int((time.monotonic() - started) * 1000))
-            if kind == "config":
-                raise ConfigError(f"{model['id']}: {failure.kind}: {failure.message}") from exc
+    for attempt in range(1, settings.max_attempts + 1):
+        attempt_timeout = _attempt_timeout(lane.call_timeout(timeout), lane, budget, failures)
+        async with lane.limiter:
+            _raise_if_stopped(lane, failures)
+            started = time.monotonic()
+            response, exc = await _race(litellm.acompletion(**kwargs, timeout=attempt_timeout), lane, attempt_timeout)
+            elapsed = time.monotonic() - started
+            budget.spend(elapsed)
+            if response is None and exc is None:
+                _raise_if_stopped(lane, failures)  # the model was stopped while this call hung
+            if response is not None:
+                lane.succeeded()
+        if response is None:
+            timed_out = exc is None
+            rate_limited = False
+            if timed_out:
+                failure = InfraFailure("Timeout", None, f"no response within {attempt_timeout:g}s")
+            else:
+                kind, failure, rate_limited = _classify(exc, litellm)
+                if kind == "refusal":
+                    return CallResult({"role": "assistant", "content": None}, "content_filter", True,
+                                      {"input": 0, "cached_input": 0, "cache_write": 0, "output": 0, "reasoning": 0},
+                                      attempt, failures, int(elapsed * 1000))
+                if kind == "config":
+                    raise ConfigError(f"{model['id']}: {failure.kind}: {failure.message}") from exc
+                timed_out = _is_timeout(exc, litellm)
             failures.append(failure)
-            if rate_limited:
-                limiter.rate_limited()
-            if attempt == max_attempts:
+            lane.failed(infra.failure_class(failure.status, rate_limited, timed_out), started, attempt_timeout)
+            if attempt == settings.max_attempts:
                 raise InfraExhausted(failures) from exc
-            retry_after = _retry_after(exc)
-            await asyncio.sleep(min(cap, retry_after if retry_after is not None else base * (2 ** (attempt - 1))))
+            await _backoff(infra.retry_wait(attempt, _retry_after(exc), settings, lane.rng), lane, budget, failures)
             continue
         choice = response.choices[0]
         message = _message_dict(choice.message)
@@ -223,20 +209,95 @@ async def complete(
             usage=split_usage(getattr(response, "usage", None), model["price"]),
             attempts=attempt,
             failures=failures,
-            latency_ms=int((time.monotonic() - started) * 1000),
+            latency_ms=int(elapsed * 1000),
             response_model=getattr(response, "model", None),
         )
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _retry_after(exc: Exception) -> float | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None) or {}
+# Our clock is the real bound of an attempt: the HTTP client's timeout is per read, so a
+# provider that trickles bytes never trips it. The grace lets the client's own Timeout win a tie.
+_GRACE_SECONDS = 0.1
+
+
+def _raise_if_stopped(lane: ModelLane, failures: list[InfraFailure]) -> None:
+    lane.check_deadline()
+    if lane.stop_reason is not None:
+        raise InfraStopped("model-stopped", f"{lane.model_id} was stopped: {lane.stop_reason}", failures)
+
+
+def _attempt_timeout(timeout: float, lane: ModelLane, budget: RunBudget, failures: list[InfraFailure]) -> float:
+    """The next attempt's timeout: the request timeout, shortened to what the run and the model
+    have left; raises InfraStopped if either has nothing left."""
+    _raise_if_stopped(lane, failures)
+    left = budget.remaining()
+    if left <= 0:
+        raise InfraStopped("run-deadline", f"the run's deadline of {budget.seconds:g}s passed "
+                           f"(LRC_RUN_DEADLINE_SECONDS)", failures)
+    return max(0.001, min(timeout, left, lane.model_remaining()))
+
+
+async def _race(call: Any, lane: ModelLane, timeout: float) -> tuple[Any, Exception | None]:
+    """(response, None) | (None, exception) | (None, None): no answer in time, or the model was
+    stopped meanwhile. The call is cancelled, never left running."""
+    task = asyncio.ensure_future(call)
+    stop = asyncio.ensure_future(lane.event.wait())
     try:
-        value = headers.get("retry-after") if hasattr(headers, "get") else None
-        return float(value) if value is not None else None
-    except (TypeError, ValueError):
-        return None
+        done, _ = await asyncio.wait({task, stop}, timeout=timeout + _GRACE_SECONDS, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stop.cancel()
+        if not task.done():
+            task.cancel()
+        # Collect the call's outcome in every case (also when we are cancelled), so no
+        # "exception was never retrieved" reaches stderr.
+        await asyncio.shield(asyncio.gather(task, return_exceptions=True))
+    if task not in done:
+        return None, None
+    exc = task.exception()
+    if exc is None:
+        return task.result(), None
+    if not isinstance(exc, Exception):
+        raise exc
+    return None, exc
+
+
+async def _backoff(wait: float, lane: ModelLane, budget: RunBudget, failures: list[InfraFailure]) -> None:
+    """Sleep before a retry, charged to the run's budget; give up at once if the wait would
+    outlast the run's or the model's deadline, and wake up if the model is stopped."""
+    if wait >= budget.remaining():
+        budget.spend(budget.remaining())
+        raise InfraStopped("run-deadline", f"the run's deadline of {budget.seconds:g}s would pass before its next "
+                           f"retry (LRC_RUN_DEADLINE_SECONDS)", failures)
+    if wait >= lane.model_remaining():
+        lane.stop(f"its deadline of {lane.settings.model_deadline_seconds:g}s for this execute would pass before "
+                  f"the next retry (LRC_MODEL_DEADLINE_SECONDS)")
+    _raise_if_stopped(lane, failures)
+    lane.stats.waited_seconds += wait
+    budget.spend(wait)
+    try:
+        await asyncio.wait_for(lane.event.wait(), timeout=wait)
+    except asyncio.TimeoutError:
+        return
+    _raise_if_stopped(lane, failures)
+
+
+def _is_timeout(exc: Exception, litellm: Any) -> bool:
+    timeout_type = getattr(litellm.exceptions, "Timeout", None)
+    return isinstance(exc, asyncio.TimeoutError) or (timeout_type is not None and isinstance(exc, timeout_type))
+
+
+def _retry_after(exc: Exception | None) -> float | None:
+    """The provider's Retry-After, in seconds (delta-seconds or HTTP-date), if it sent one."""
+    for headers in (getattr(getattr(exc, "response", None), "headers", None), getattr(exc, "litellm_response_headers", None)):
+        if headers is not None and hasattr(headers, "get"):
+            try:
+                value = headers.get("retry-after")
+            except Exception:  # noqa: BLE001 - a malformed header object is no Retry-After
+                value = None
+            seconds = infra.parse_retry_after(value)
+            if seconds is not None:
+                return seconds
+    return None
 
 
 def missing_credentials(models: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import random
 import socket
 import sys
 import threading
@@ -64,11 +65,13 @@ class Fault:
     """A scripted infrastructure fault.
 
     kind: "status" (reply `status` with an OpenAI error body and, if set, `Retry-After`),
-    "drop" (close the connection without a response), or "delay" (sleep `delay` seconds,
-    then answer normally). It applies to a request when every given filter matches:
-    `requests` (1-based request numbers, counted over all requests since the last reset),
-    `model` (the request's model name), `match` (a predicate on the parsed body); and, with
-    `first`, only to the first `first` requests that pass those filters. `echo_auth` makes a
+    "drop" (close the connection without a response), "delay" (sleep `delay` seconds,
+    then answer normally), or "hang" (never answer: the request is held until the server is
+    reset or stopped, then its connection is closed). It applies to a request when every
+    given filter matches: `requests` (1-based request numbers, counted over all requests
+    since the last reset), `model` (the request's model name), `match` (a predicate on the
+    parsed body); with `chance`, only to that share of them, drawn from a `random.Random(seed)`
+    (a storm); and, with `first`, only to the first `first` requests that pass those filters. `echo_auth` makes a
     status fault echo the request's Authorization header in its error message, the way some
     providers echo a bad key (the runtime must redact it before anything is written).
     """
@@ -81,14 +84,17 @@ class Fault:
     model: str | None = None
     match: Callable[[dict[str, Any]], bool] | None = None
     first: int | None = None
+    chance: float | None = None  # apply to this share of the matching requests (seeded draw)
+    seed: int = 0
     echo_auth: bool = False  # put the Authorization header into the error message (a leak test)
     hits: int = 0
 
     def __post_init__(self) -> None:
-        if self.kind not in ("status", "drop", "delay"):
+        if self.kind not in ("status", "drop", "delay", "hang"):
             raise ValueError(f"unknown fault kind {self.kind!r}")
         if self.requests is not None:
             self.requests = frozenset(self.requests)
+        self._rng = random.Random(self.seed)
 
     def applies(self, number: int, body: dict[str, Any]) -> bool:
         if self.requests is not None and number not in self.requests:
@@ -96,6 +102,8 @@ class Fault:
         if self.model is not None and body.get("model") != self.model:
             return False
         if self.match is not None and not self.match(body):
+            return False
+        if self.chance is not None and self._rng.random() >= self.chance:
             return False
         if self.first is not None and self.hits >= self.first:
             return False
@@ -213,6 +221,12 @@ class _Handler(BaseHTTPRequestHandler):
                 time.sleep(delay)
             if fault is not None and fault.kind == "delay":
                 time.sleep(fault.delay)
+            if fault is not None and fault.kind == "hang":
+                record.fault = "hang"
+                stub._released.wait(timeout=120)  # set on reset() and stop()
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
             if fault is not None and fault.kind == "drop":
                 record.fault = "drop"
                 self.close_connection = True
@@ -265,6 +279,7 @@ class StubServer:
         self.delay = delay
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._released = threading.Event()  # wakes requests held by a "hang" fault
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -278,6 +293,7 @@ class StubServer:
     def stop(self) -> None:
         if self._httpd is None:
             return
+        self._released.set()
         self._httpd.shutdown()  # serve_forever returns
         with self._lock:
             conns = list(self._connections)
@@ -325,6 +341,8 @@ class StubServer:
         """Forget recorded requests and set a new behaviour, faults and delay."""
         if not set(behaviour.split("+")) <= set(BEHAVIOURS):
             raise ValueError(f"unknown behaviour {behaviour!r}; known: {BEHAVIOURS}, or several joined by '+'")
+        self._released.set()  # let requests held by the previous faults go
+        self._released = threading.Event()
         with self._lock:
             self.requests = []
             self.faults = list(faults)
