@@ -433,6 +433,61 @@ def test_a_worker_killed_from_outside_is_replaced(db_bytes: bytes) -> None:
         assert box.query("SELECT COUNT(*) FROM accounts").ok
 
 
+def _kill_now(w: Any) -> None:
+    os.kill(w.proc.pid, 9)  # no wait: the pool may still see it alive when it hands it out
+
+
+def _term_now(w: Any) -> None:
+    os.kill(w.proc.pid, 15)
+
+
+def _close_its_stdin(w: Any) -> None:
+    os.close(w.proc.stdin.fileno())  # the pipe breaks under the next send
+
+
+@pytest.mark.parametrize("death", [_kill_now, _term_now, _close_its_stdin], ids=["sigkill", "sigterm", "pipe"])
+def test_an_innocent_query_on_a_worker_that_just_died_is_answered(db_bytes: bytes, death, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A warm worker that died of something else (not yet reaped) is not the next query's fault:
+    the query runs on a fresh worker and gives its result, the same as before the death."""
+    monkeypatch.setattr(sqlsandbox, "_POOL", sqlsandbox._Pool(1, 64 * 1024 * 1024))
+    sql = "SELECT COUNT(*), SUM(debit) FROM gl_lines"
+    with SqlSandbox(db_bytes) as box:
+        before = box.query(sql)
+        assert before.ok
+        for round_ in range(3):  # several deaths in a row, mid-batch
+            (worker,) = sqlsandbox._POOL._idle
+            monkeypatch.setattr(worker.proc, "poll", lambda: None)  # the race: still "alive" when checked out
+            death(worker)
+            after = box.query(sql)
+            assert after == before, (round_, after)
+    assert sqlsandbox._POOL._count == 1
+    sqlsandbox._POOL.shutdown()
+
+
+def test_a_query_that_kills_fresh_workers_is_its_own_fault(db_bytes: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Retrying is bounded: a query whose worker dies on a fresh worker too is a limit error, and the pool goes on."""
+    monkeypatch.setattr(sqlsandbox, "_POOL", sqlsandbox._Pool(1, 64 * 1024 * 1024))
+    started: list[int] = []
+    real_query = sqlsandbox._Worker.query
+
+    def dying_query(self, digest, data, request, seconds, max_size):
+        if "boom" in request["sql"]:
+            started.append(self.proc.pid)
+            self.proc.kill()
+        return real_query(self, digest, data, request, seconds, max_size)
+
+    monkeypatch.setattr(sqlsandbox._Worker, "query", dying_query)
+    with SqlSandbox(db_bytes) as box:
+        assert box.query("SELECT 1").ok  # warm
+        res = box.query("SELECT 'boom'")
+        assert not res.ok and res.kind == "limit", res
+        assert len(started) == 2 and started[0] != started[1]  # once on the warm worker, once on a fresh one
+        res = SqlSandbox(db_bytes).query("SELECT 'boom'")  # a fresh worker dying is not retried
+        assert not res.ok and len(started) == 3
+        assert box.query("SELECT COUNT(*) FROM accounts").ok
+    sqlsandbox._POOL.shutdown()
+
+
 def test_workers_hold_no_secrets(db_bytes: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", CANARY_TOKEN)
     monkeypatch.setattr(sqlsandbox, "_POOL", sqlsandbox._Pool(1, 64 * 1024 * 1024))

@@ -115,6 +115,7 @@ class _Worker:
             stderr=subprocess.DEVNULL, close_fds=True, cwd="/", start_new_session=True,
             env={})  # no environment: the process that runs hostile SQL holds no API keys
         self.peak_rss_kb = 0
+        self.served = 0  # replies received: a worker that never answered is fresh
         try:  # wait until it is ready: its start-up is not the query's time
             ready = self._receive(time.monotonic() + STARTUP_SECONDS, 1000).get("ready")
         except _WorkerGone:
@@ -188,6 +189,7 @@ class _Worker:
             self._send(body)
             reply = self._receive(time.monotonic() + seconds, max_size)
         self.peak_rss_kb = max(self.peak_rss_kb, int(reply.pop("peak_rss_kb", 0) or 0))
+        self.served += 1
         return reply
 
 
@@ -300,20 +302,29 @@ class SqlSandbox:
         # A reply holds at most max_bytes of cells, JSON-escaped (≤ 6 bytes a character, 2 a blob byte), plus framing.
         max_reply = 6 * (self.max_bytes + MAX_VALUE_BYTES) + 64 * limit * MAX_COLUMNS + 1_000_000
         workers = pool()
-        worker = workers.acquire()  # an engine that cannot start at all is an environment error: OSError, raised
-        healthy = False
-        try:
-            reply = worker.query(self._digest, self._data, request, self.seconds + KILL_SLACK, max_reply)
-            healthy = True
-        except _WorkerGone as gone:
-            if gone.timed_out:
-                return QueryResult(False, kind="limit", error=f"the query was stopped after {self.seconds:g} s (the time limit)")
-            return QueryResult(False, kind="limit", error="the query stopped the SQL engine (it exceeded the memory or "
-                                                          "result-size limit); aggregate or filter")
-        except (ValueError, KeyError, TypeError) as exc:  # a reply that is not the protocol
-            return QueryResult(False, kind="sql", error=f"the SQL engine replied badly ({type(exc).__name__})")
-        finally:
-            workers.release(worker, healthy)
+        reply: dict[str, Any] = {}
+        for attempt in (1, 2):
+            # An engine that cannot start at all is an environment error: OSError, raised.
+            worker = workers.acquire()
+            warm = worker.served > 0
+            healthy = False
+            try:
+                reply = worker.query(self._digest, self._data, request, self.seconds + KILL_SLACK, max_reply)
+                healthy = True
+                break
+            except _WorkerGone as gone:
+                if gone.timed_out:
+                    return QueryResult(False, kind="limit", error=f"the query was stopped after {self.seconds:g} s (the time limit)")
+                if attempt == 1 and warm:
+                    # A warm worker may have died of something else (killed from outside, an earlier
+                    # query's damage): the query gets one fresh worker before the death is its own.
+                    continue
+                return QueryResult(False, kind="limit", error="the query stopped the SQL engine (it exceeded the memory or "
+                                                              "result-size limit); aggregate or filter")
+            except (ValueError, KeyError, TypeError) as exc:  # a reply that is not the protocol
+                return QueryResult(False, kind="sql", error=f"the SQL engine replied badly ({type(exc).__name__})")
+            finally:
+                workers.release(worker, healthy)
         if not reply.get("ok"):
             return QueryResult(False, error=str(reply.get("error") or "the query failed"), kind=reply.get("kind") or "sql",
                                steps=int(reply.get("steps") or 0))
