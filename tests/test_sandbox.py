@@ -72,8 +72,17 @@ def test_select_works(db_bytes: bytes) -> None:
 ESCAPES = [
     # (statement, words the error must contain)
     ("ATTACH DATABASE '{tmp}/attached.db' AS evil", "ATTACH"),
-    ("VACUUM INTO '{tmp}/copy.db'", "ATTACH"),
-    ("VACUUM", "not allowed"),
+    ("VACUUM INTO '{tmp}/copy.db'", "VACUUM INTO"),
+    ("vacuum main into '{tmp}/copy2.db'", "VACUUM INTO"),
+    ("VACUUM", "not allowed: VACUUM"),
+    ("attach '{tmp}/a.db' as a", "ATTACH"),
+    ("AtTaCh DaTaBaSe 'file:{tmp}/b.db?mode=rwc' AS b", "ATTACH"),
+    ("ATTACH ':memory:' AS m", "ATTACH"),
+    ("SELECT * FROM pragma_compile_options", "table-valued function"),
+    ("SELECT * FROM pragma_database_list", "table-valued function"),
+    ("SELECT * FROM pragma_function_list", "table-valued function"),
+    ("SELECT * FROM dbstat", "table-valued function"),
+    ("SELECT data_version FROM pragma_data_version", "table-valued function"),
     ("INSERT INTO accounts VALUES ('9999', 'x', 'asset', 'debit', 1)", "INSERT on accounts"),
     ("UPDATE gl_lines SET debit = 0", "UPDATE on gl_lines"),
     ("DELETE FROM journal_entries", "DELETE on journal_entries"),
@@ -357,6 +366,23 @@ def test_json_each_and_json_tree_work_read_only(db_bytes: bytes) -> None:
         assert res.rows == (("$.x.y",),)
         bad = box.query("DELETE FROM json_each")
         assert not bad.ok and "sqlite_master" not in bad.error
+
+
+def test_schema_pragmas_work_as_table_valued_functions(db_bytes: bytes) -> None:
+    """pragma_table_info('t') and friends read the schema like their PRAGMA statements (a model reaches for them)."""
+    with SqlSandbox(db_bytes) as box:
+        statement = box.query("PRAGMA table_info(gl_lines)")
+        function = box.query("SELECT * FROM pragma_table_info('gl_lines')")
+        assert statement.ok and function.ok and statement.rows == function.rows
+        res = box.query("SELECT m.name, COUNT(p.name) FROM sqlite_master m, pragma_table_info(m.name) p "
+                        "WHERE m.type = 'table' GROUP BY m.name ORDER BY m.name")
+        assert res.ok and ("gl_lines", len(statement.rows)) in res.rows
+        for sql in ("SELECT name FROM pragma_table_xinfo('accounts')", "SELECT * FROM pragma_index_list('gl_lines')",
+                    "SELECT * FROM pragma_foreign_key_list('gl_lines')", "SELECT name FROM pragma_table_list WHERE schema = 'main'"):
+            res = box.query(sql)
+            assert res.ok, (sql, res)
+        res = box.query("SELECT * FROM pragma_compile_options")
+        assert not res.ok and res.kind == "denied" and "sqlite_master" not in res.error and "pragma_table_info" in res.error
 
 
 # ---------------------------------------------------------------------------------------

@@ -83,7 +83,12 @@ RANDOM_FUNCTIONS = ("random", "randomblob")
 
 READONLY_PRAGMAS = frozenset({"table_info", "table_xinfo", "table_list", "index_list", "index_info", "index_xinfo",
                               "foreign_key_list"})
-"""Schema-reading PRAGMAs (statement form, e.g. `PRAGMA table_info(gl_lines)`)."""
+"""Schema-reading PRAGMAs: the statement form (`PRAGMA table_info(gl_lines)`) and the
+table-valued one (`SELECT name FROM pragma_table_info('gl_lines')`)."""
+
+TABLE_FUNCTIONS = ("json_each", "json_tree", *sorted(f"pragma_{name}" for name in READONLY_PRAGMAS))
+"""Table-valued functions a query may use; their eponymous virtual tables exist before the authorizer."""
+_UPDATE, _SCHEMA_TABLES = 23, ("sqlite_master", "sqlite_schema")
 
 _ACTION_NAMES = {
     1: "CREATE INDEX", 2: "CREATE TABLE", 3: "CREATE TEMP INDEX", 4: "CREATE TEMP TABLE", 5: "CREATE TEMP TRIGGER",
@@ -194,8 +199,8 @@ class Engine:
             conn.execute("PRAGMA trusted_schema = OFF")
             # Table-valued functions create their eponymous virtual tables (an UPDATE of
             # sqlite_master, which the authorizer would refuse) on first use: do it now.
-            conn.execute("SELECT * FROM json_each('[]')").fetchall()
-            conn.execute("SELECT * FROM json_tree('[]')").fetchall()
+            for function in TABLE_FUNCTIONS:
+                conn.execute(f"SELECT * FROM {function}('[]')").fetchall()
             conn.execute("PRAGMA query_only = ON")
             conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
             conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
@@ -283,8 +288,16 @@ class Engine:
                 self._refusal = Refusal("random", RANDOM_MESSAGE)
         elif action == _PRAGMA:
             what = f"PRAGMA {arg1}"
+        elif action == 24 and not arg1:  # ATTACH '' is how VACUUM starts
+            what = "VACUUM"
+        elif action == 24:
+            what = "ATTACH (and VACUUM INTO)"
         elif action == _READ:
             what = f"reading {db}.{arg1}"
+        elif action == _UPDATE and (arg1 or "").lower() in _SCHEMA_TABLES:
+            # SQLite refuses an UPDATE statement on the schema itself before asking; this is a
+            # table-valued function or virtual table being created on first use.
+            what = f"this table-valued function or virtual table (available: {', '.join(TABLE_FUNCTIONS)})"
         elif action in (9, 18, 23) and arg1:  # DELETE, INSERT, UPDATE
             what = f"{name} on {arg1}"
         else:
