@@ -31,8 +31,10 @@ hold inside the worker:
      besides). random() and randomblob() likewise: not allow-listed, and overridden.
 5. printf()/format() are wrapped: SQLite pads `%.*c` inside one VM step that no progress
    handler can stop, so widths and precisions are capped.
-6. `json_each` / `json_tree` (table-valued functions) work read-only: their eponymous
-   virtual tables are set up once in the trusted set-up, before the authorizer exists.
+6. `json_each` / `json_tree` and the schema PRAGMAs' table-valued forms (`pragma_table_info`
+   ...) work read-only: their eponymous virtual tables are set up once in the trusted
+   set-up, before the authorizer exists. Any other virtual table would be created on first
+   use (a write of the schema) and is refused, naming the ones that are available.
 """
 
 from __future__ import annotations
