@@ -196,6 +196,34 @@ def test_result_bytes_are_capped(db_bytes: bytes) -> None:
         assert not big.ok and "too big" in big.error  # SQLITE_LIMIT_LENGTH
 
 
+@pytest.mark.parametrize("text", ["é", "中文", "😀", "\"\\'", "\t\n", "a"])
+def test_non_ascii_results_come_back_exactly_and_are_capped(db_bytes: bytes, text: str) -> None:
+    literal = "'" + text.replace("'", "''") + "'"
+    sql = (f"WITH RECURSIVE s(x, n) AS (SELECT {literal}, 0 UNION ALL SELECT x || x, n + 1 FROM s WHERE n < 12), "
+           f"c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 40) SELECT i, (SELECT x FROM s WHERE n = 12) FROM c")
+    with SqlSandbox(db_bytes, max_rows=100, max_bytes=100_000) as box:
+        res = box.query(sql)
+        assert res.ok and res.truncated and 0 < len(res.rows) < 40, res.error
+        assert all(row[1] == text * 4096 for row in res.rows)
+        assert box.query(sql) == res
+
+
+@pytest.mark.parametrize("char", [1, 31, 127])
+def test_a_reply_too_large_as_json_is_a_limit_error(db_bytes: bytes, char: int) -> None:
+    """Control characters are six bytes each in JSON: a result within max_bytes characters can
+    still be too large to send; the worker says so (a limit, the same every time) and goes on."""
+    sql = (f"WITH RECURSIVE s(x, n) AS (SELECT char({char}), 0 UNION ALL SELECT x || x, n + 1 FROM s WHERE n < 16), "
+           "c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 16) SELECT (SELECT x FROM s WHERE n = 16) FROM c")
+    with SqlSandbox(db_bytes, max_rows=50, max_bytes=1_100_000) as box:
+        res = box.query(sql)
+        if char == 127:  # DEL is not escaped in JSON: it fits
+            assert res.ok and len(res.rows) == 16
+        else:
+            assert not res.ok and res.kind == "limit" and "too large to return" in res.error, res
+            assert box.query(sql) == res
+        assert box.query("SELECT COUNT(*) FROM accounts").ok
+
+
 def test_sql_errors_are_results(db_bytes: bytes) -> None:
     with SqlSandbox(db_bytes) as box:
         for bad in ("SELEC 1", "SELECT nope FROM gl_lines", "SELECT * FROM nowhere", 42, None):

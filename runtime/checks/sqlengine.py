@@ -415,6 +415,12 @@ MAX_CACHED_BYTES = 48 * 1024 * 1024  # ... and their total size (they live insid
 FRAME = struct.Struct(">I")
 
 
+def reply_cap(max_bytes: int, max_rows: int) -> int:
+    """The largest reply frame for a query's limits: its cells (counted in characters, at most
+    `max_bytes` of them, a few escaped or multi-byte) and the JSON around them."""
+    return 2 * (max_bytes + MAX_VALUE_BYTES) + 32 * max_rows * MAX_COLUMNS + 1_000_000
+
+
 def _read_exact(stream, n: int) -> bytes | None:
     chunks, got = [], 0
     while got < n:
@@ -508,10 +514,16 @@ def serve(headroom: int) -> None:
         if out.get("ok"):
             out["rows"] = [[_cell(v) for v in row] for row in out["rows"]]
         out["peak_rss_kb"] = peak_rss_kb()
-        try:
-            payload = json.dumps(out).encode("ascii")
-        except (ValueError, TypeError, MemoryError) as exc:
+        cap = reply_cap(int(request["max_bytes"]), int(request["max_rows"]))
+        try:  # UTF-8, not \u escapes: a result of non-ASCII text is not six times its size on the pipe
+            payload = json.dumps(out, ensure_ascii=False).encode("utf-8")
+        except MemoryError:
+            payload = b""
+        except (ValueError, TypeError) as exc:
             payload = json.dumps(_failure("sql", f"the result cannot be returned: {type(exc).__name__}")).encode()
+        if not payload or len(payload) > cap:
+            payload = json.dumps(_failure("limit", f"the result is too large to return (over {cap:,} bytes as JSON); "
+                                                   f"aggregate, filter or select fewer columns")).encode()
         _write_frame(stdout, payload)
 
 

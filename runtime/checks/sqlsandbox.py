@@ -168,7 +168,8 @@ class _Worker:
                     raise _WorkerGone(False)
                 buf += chunk
             if header_done:
-                return json.loads(bytes(buf[sqlengine.FRAME.size:need]))
+                del buf[:sqlengine.FRAME.size]  # in place: a large reply is not copied again
+                return json.loads(buf)
             size = sqlengine.FRAME.unpack(bytes(buf[:sqlengine.FRAME.size]))[0]
             if size > max_size:
                 self.kill()
@@ -299,8 +300,7 @@ class SqlSandbox:
         limit = self.max_rows if max_rows is None else max_rows
         request = {"sql": sql, "max_rows": limit, "max_bytes": self.max_bytes, "vm_budget": self.vm_budget,
                    "seconds": self.seconds}
-        # A reply holds at most max_bytes of cells, JSON-escaped (≤ 6 bytes a character, 2 a blob byte), plus framing.
-        max_reply = 6 * (self.max_bytes + MAX_VALUE_BYTES) + 64 * limit * MAX_COLUMNS + 1_000_000
+        max_reply = sqlengine.reply_cap(self.max_bytes, limit)  # the worker refuses to send more
         workers = pool()
         reply: dict[str, Any] = {}
         for attempt in (1, 2):
