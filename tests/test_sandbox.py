@@ -224,6 +224,26 @@ def test_a_reply_too_large_as_json_is_a_limit_error(db_bytes: bytes, char: int) 
         assert box.query("SELECT COUNT(*) FROM accounts").ok
 
 
+@pytest.mark.parametrize("sql", ["SELECT '\ud800'", "SELECT 1 -- \udfff", "SELECT '\udc80' AS x", "SELECT \"a\ud83d\" FROM accounts"])
+def test_lone_surrogates_are_invalid_sql(db_bytes: bytes, sql: str) -> None:
+    """A tool call's JSON may carry "\\ud800": not Unicode SQLite can read; refused by name, the sandbox goes on."""
+    with SqlSandbox(db_bytes) as box:
+        res = box.query(sql)
+        assert not res.ok and res.kind == "invalid" and "surrogate" in res.error, res
+        res.to_text().encode("utf-8")  # the message itself is valid text
+        assert box.query("SELECT 1").ok
+
+
+@pytest.mark.parametrize("sql,shown", [("SELECT 1e999", "Inf"), ("SELECT -1e999", "-Inf"), ("SELECT 9e307 * 10", "Inf"),
+                                       ("SELECT -exp(1000)", "-Inf"), ("SELECT 0.0 / 0", None)])
+def test_results_are_strict_json_even_for_infinities(db_bytes: bytes, sql: str, shown: Any) -> None:
+    with SqlSandbox(db_bytes) as box:
+        res = box.query(sql)
+        assert res.ok, res
+        payload = json.loads(res.to_text(), parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
+        assert payload["rows"] == [[shown]]
+
+
 def test_sql_errors_are_results(db_bytes: bytes) -> None:
     with SqlSandbox(db_bytes) as box:
         for bad in ("SELEC 1", "SELECT nope FROM gl_lines", "SELECT * FROM nowhere", 42, None):

@@ -34,6 +34,7 @@ import asyncio
 import atexit
 import hashlib
 import json
+import math
 import os
 import select
 import subprocess
@@ -80,17 +81,19 @@ class QueryResult:
                                    "truncated": self.truncated}
         if self.truncated:
             payload["note"] = f"{TRUNCATION_MARKER} only the first {len(rows)} rows are shown; aggregate or filter to see less"
-        text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+        text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         while len(text) > max_chars and rows:
             keep = max(0, min(len(rows) - 1, len(rows) * max_chars // max(len(text), 1) - 1))
             rows = rows[:keep]
             payload.update(rows=rows, row_count=len(rows), truncated=True,
                            note=f"{TRUNCATION_MARKER} only the first {len(rows)} rows fit in the result; aggregate or filter to see less")
-            text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+            text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         return text
 
 
 def _cell_text(value: Any, limit: int) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "Inf" if value > 0 else "-Inf"  # as SQLite writes it; JSON has no infinity
     if isinstance(value, bytes):
         value = f"<blob {len(value)} bytes>"
     if isinstance(value, str) and len(value) > limit:
@@ -295,6 +298,11 @@ class SqlSandbox:
             return QueryResult(False, error=f"the statement is longer than {MAX_SQL_CHARS} characters", kind="invalid")
         if "\x00" in sql:
             return QueryResult(False, error="the statement contains a NUL character", kind="invalid")
+        try:
+            sql.encode("utf-8")
+        except UnicodeEncodeError as exc:  # a lone surrogate (JSON "\ud800" in a tool call)
+            return QueryResult(False, error=f"the statement is not valid Unicode (a lone surrogate at character {exc.start})",
+                               kind="invalid")
         if self._closed:
             return QueryResult(False, error="the SQL sandbox is closed", kind="invalid")
         limit = self.max_rows if max_rows is None else max_rows
