@@ -165,6 +165,40 @@ def test_runaway_stops_at_the_same_point_every_time(db_bytes: bytes) -> None:
     assert not first.ok and first.kind == "limit" and first.steps == second.steps and first.error == second.error
 
 
+SERIES = "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < {n}) "
+
+
+@pytest.mark.parametrize("call", ["date(i, 'unixepoch')", "strftime('%Y-%m-%d %j', '2024-01-01', '+' || i || ' days')",
+                                  "julianday('2024-01-01', '+' || i || ' hours')", "datetime(i * 60.5, 'unixepoch')",
+                                  "printf('%.2f', i / 3.0)", "format('%08d', i)"])
+def test_functions_the_engine_evaluates_are_charged_to_the_work_budget(db_bytes: bytes, call: str) -> None:
+    """A clock-free date call or a printf costs tens of microseconds, not one VM step: many of them
+    must stop at the work budget (the same point every time), never run into the wall clock."""
+    few = SERIES.format(n=100) + f"SELECT COUNT({call}) FROM c"
+    many = SERIES.format(n=20_000) + f"SELECT COUNT({call}) FROM c"  # ~200,000 VM steps uncharged
+    with SqlSandbox(db_bytes, vm_budget=2_000_000, seconds=30.0) as box:
+        assert box.query(few).rows == ((100,),)
+        start = time.monotonic()
+        first = box.query(many)
+        elapsed = time.monotonic() - start
+        second = box.query(many)  # the date results are cached now: the charge is the same
+    assert not first.ok and first.kind == "limit" and "VM steps" in first.error, first
+    assert first == second and first.steps >= 200
+    assert elapsed < 5.0, f"{elapsed:.1f}s"
+
+
+def test_cached_date_results_keep_argument_types_apart(db_bytes: bytes) -> None:
+    """1, 1.0, '1' and x'31' are different arguments to SQLite's date functions: the cache must not mix them."""
+    sql = ("SELECT date(2460000), date(2460000.5), date('2460000'), datetime(2460000.5), julianday('2024-01-01'), "
+           "julianday(x'323032342d30312d3031'), unixepoch(1), unixepoch(1.0), unixepoch('1'), time(0.25), time('0.25')")
+    native = sqlite3.connect(":memory:")
+    expected = native.execute(sql).fetchall()
+    with SqlSandbox(db_bytes) as box:
+        for _ in range(3):
+            assert list(box.query(sql).rows) == expected
+            assert list(box.query(sql.replace("SELECT ", "SELECT 1, ")).rows) == [(1, *expected[0])]
+
+
 def test_wall_clock_backstop(db_bytes: bytes) -> None:
     with SqlSandbox(db_bytes, vm_budget=10**12, seconds=0.3) as box:
         start = time.monotonic()

@@ -14,7 +14,8 @@ hold inside the worker:
    PRAGMAs. Everything else (writes, DDL, ATTACH, VACUUM, PRAGMA writes, transactions) is
    denied. `SQLITE_LIMIT_ATTACHED = 0`, `query_only` and `trusted_schema = OFF` as nets.
 3. A deterministic work budget counted in SQLite VM steps by a progress handler (the same
-   query stops at the same point on every machine), a soft deadline in the same handler,
+   query stops at the same point on every machine) plus a fixed charge for each call of a
+   function the engine evaluates itself (FUNCTION_CALL_STEPS), a soft deadline in the same handler,
    SQLite's hard heap limit, and caps on value size, columns, SQL length, rows and bytes
    returned (with a truncation flag).
 4. No clock and no randomness, in the engine itself, never by matching text:
@@ -55,6 +56,13 @@ MAX_SQL_CHARS = 20_000
 MAX_VALUE_BYTES = 100_000  # largest string or blob a query may build
 MAX_COLUMNS = 64
 MAX_PRINTF_WIDTH = 100
+FUNCTION_CALL_STEPS = 500
+"""VM steps charged to the work budget for each call of a function this engine evaluates
+itself (the clock-free date functions, printf): such a call costs tens of microseconds, not
+one VM step, and without the charge a query of many of them would run into the wall-clock
+limit (which differs by machine) instead of the work budget (which does not)."""
+CLOCK_CACHE_ENTRIES = 4096  # results of the clock-free date functions kept per process (pure: same arguments, same result)
+CLOCK_CACHE_ARG_CHARS = 200  # calls with a longer argument are not cached
 
 ALLOWED_FUNCTIONS = frozenset({
     # aggregate
@@ -135,6 +143,7 @@ class _Clockless:
         self.conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
         self.available = tuple(n for n in CLOCK_FUNCTIONS if self._exists(n))
         self._statements: dict[tuple[str, int], str] = {}
+        self._cache: dict[tuple[Any, ...], Any] = {}
         self._lock = threading.Lock()
 
     @classmethod
@@ -167,13 +176,22 @@ class _Clockless:
         return sql
 
     def call(self, name: str, args: tuple[Any, ...]) -> Any:
-        try:
-            with self._lock:
+        # The key holds each argument's type: 1, 1.0 and '1' are different dates to SQLite.
+        key = (name, *((type(a), a) for a in args))
+        cacheable = all(not isinstance(a, (str, bytes)) or len(a) <= CLOCK_CACHE_ARG_CHARS for a in args)
+        with self._lock:
+            if cacheable and key in self._cache:
+                return self._cache[key]
+            try:
                 row = self.conn.execute(self._statement(name, len(args)), args).fetchone()
-        except sqlite3.Error as exc:
-            if "non-deterministic" in str(exc):
-                raise Refusal("clock", CLOCK_MESSAGE) from None
-            raise Refusal("sql", f"{name}(): {exc}") from None
+            except sqlite3.Error as exc:
+                if "non-deterministic" in str(exc):
+                    raise Refusal("clock", CLOCK_MESSAGE) from None
+                raise Refusal("sql", f"{name}(): {exc}") from None
+            if cacheable:
+                if len(self._cache) >= CLOCK_CACHE_ENTRIES:
+                    self._cache.clear()
+                self._cache[key] = row[0]
         return row[0]
 
 
@@ -188,6 +206,7 @@ class Engine:
         if not isinstance(data, (bytes, bytearray)) or not data:
             raise ValueError("the SQL engine needs the bytes of an SQLite database")
         self._ticks = 0
+        self._charged = 0  # VM steps charged for function calls (FUNCTION_CALL_STEPS each)
         self._budget = 0
         self._deadline = 0.0
         self._stopped: str | None = None
@@ -239,6 +258,7 @@ class Engine:
     # -- functions ---------------------------------------------------------------------------
     def _guard(self, fn):
         def guarded(*args: Any) -> Any:
+            self._charged += FUNCTION_CALL_STEPS  # the same charge whether a result was cached or not
             try:
                 return fn(*args)
             except Refusal as exc:
@@ -308,9 +328,13 @@ class Engine:
             self._denied.append(what)
         return sqlite3.SQLITE_DENY
 
+    def _steps(self) -> int:
+        """Work used, in units of PROGRESS_EVERY VM steps (function calls included)."""
+        return (self._ticks * PROGRESS_EVERY + self._charged) // PROGRESS_EVERY
+
     def _progress(self) -> int:
         self._ticks += 1
-        if self._ticks * PROGRESS_EVERY > self._budget:
+        if self._ticks * PROGRESS_EVERY + self._charged > self._budget:
             self._stopped = "budget"
             return 1
         if time.monotonic() > self._deadline:
@@ -325,6 +349,7 @@ class Engine:
         if conn is None:
             return _failure("invalid", "the SQL sandbox is closed")
         self._ticks = 0
+        self._charged = 0
         self._budget = vm_budget
         self._stopped = None
         self._denied = []
@@ -350,13 +375,13 @@ class Engine:
                     truncated = True
                     break
                 rows.append(list(row))
-            return {"ok": True, "columns": columns, "rows": rows, "truncated": truncated, "steps": self._ticks}
+            return {"ok": True, "columns": columns, "rows": rows, "truncated": truncated, "steps": self._steps()}
         except sqlite3.Error as exc:
             return self._error(exc, vm_budget, seconds)
         except MemoryError:  # SQLITE_NOMEM (the hard heap limit), or Python's own allocation under RLIMIT_AS
-            return _failure("limit", MEMORY_MESSAGE, self._ticks)
+            return _failure("limit", MEMORY_MESSAGE, self._steps())
         except (ValueError, OverflowError) as exc:
-            return _failure("sql", f"the query failed: {type(exc).__name__}: {exc}", self._ticks)
+            return _failure("sql", f"the query failed: {type(exc).__name__}: {exc}", self._steps())
         finally:
             if cursor is not None:
                 try:
@@ -368,7 +393,7 @@ class Engine:
 
     def _error(self, exc: sqlite3.Error, vm_budget: int, seconds: float) -> dict[str, Any]:
         message = str(exc) or type(exc).__name__
-        steps = self._ticks
+        steps = self._steps()
         if self._stopped == "budget":
             return _failure("limit", f"the query was stopped after {vm_budget:,} SQLite VM steps (the work limit); "
                                      f"add filters, avoid cross joins, or bound recursive CTEs", steps)
