@@ -596,6 +596,30 @@ def test_a_query_that_kills_fresh_workers_is_its_own_fault(db_bytes: bytes, monk
     sqlsandbox._POOL.shutdown()
 
 
+def test_workers_on_high_file_descriptors_still_answer(db_bytes: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A busy lrc (many sockets, journals) hands workers descriptors above 1023, where select() fails."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip("cannot open more than 1200 files here")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200) if hard == resource.RLIM_INFINITY else min(hard, max(soft, 1200)), hard))
+    spare = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        monkeypatch.setattr(sqlsandbox, "_POOL", sqlsandbox._Pool(2, 64 * 1024 * 1024))
+        with SqlSandbox(db_bytes, seconds=1.0) as box:
+            assert box.query("SELECT COUNT(*) FROM accounts").ok
+            assert max(w.proc.stdout.fileno() for w in sqlsandbox._POOL._idle) > 1023
+            for sql in ("SELECT 1", "SELECT COUNT(*) FROM gl_lines", TIME_HOSTILE[0]):
+                res = box.query(sql)
+                assert res.ok or res.kind == "limit", res
+        sqlsandbox._POOL.shutdown()
+    finally:
+        for fd in spare:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
 def test_workers_hold_no_secrets(db_bytes: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", CANARY_TOKEN)
     monkeypatch.setattr(sqlsandbox, "_POOL", sqlsandbox._Pool(1, 64 * 1024 * 1024))

@@ -162,7 +162,9 @@ class _Worker:
                 if left <= 0:
                     self.kill()
                     raise _WorkerGone(True)
-                ready, _, _ = select.select([fd], [], [], left)
+                poller = select.poll()  # not select.select: it fails for descriptors above 1023
+                poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+                ready = poller.poll(max(1, int(left * 1000)))
                 if not ready:
                     continue
                 chunk = os.read(fd, max(65536, need - len(buf)))
