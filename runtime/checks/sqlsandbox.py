@@ -19,7 +19,9 @@ sort of long rows — can take seconds or gigabytes). So the SQL never runs in t
 4. `query()` blocks only its own thread; async callers use `aquery()` (or run the tool in a
    thread, as the agentic system does), so a slow query never stalls the event loop.
 5. Failures are values: `query()` never raises; an error comes back as a QueryResult the
-   tool hands to the model, and the sandbox keeps working for the next query.
+   tool hands to the model, and the sandbox keeps working for the next query. A warm
+   worker found dead mid-query is replaced and the query run once more, so a death that
+   was not the query's does not become its result.
 
 Workers start with an empty environment (no API keys in the process that runs hostile SQL)
 and in their own session; a worker whose parent dies reads end-of-file and exits.
@@ -326,8 +328,8 @@ class SqlSandbox:
                 if gone.timed_out:
                     return QueryResult(False, kind="limit", error=f"the query was stopped after {self.seconds:g} s (the time limit)")
                 if attempt == 1 and warm:
-                    # A warm worker may have died of something else (killed from outside, an earlier
-                    # query's damage): the query gets one fresh worker before the death is its own.
+                    # A warm worker may have died of something else (killed from outside, not yet
+                    # reaped): the query gets one more worker before the death counts as its own.
                     continue
                 return QueryResult(False, kind="limit", error="the query stopped the SQL engine (it exceeded the memory or "
                                                               "result-size limit); aggregate or filter")
