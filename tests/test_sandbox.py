@@ -72,8 +72,17 @@ def test_select_works(db_bytes: bytes) -> None:
 ESCAPES = [
     # (statement, words the error must contain)
     ("ATTACH DATABASE '{tmp}/attached.db' AS evil", "ATTACH"),
-    ("VACUUM INTO '{tmp}/copy.db'", "ATTACH"),
-    ("VACUUM", "not allowed"),
+    ("VACUUM INTO '{tmp}/copy.db'", "VACUUM INTO"),
+    ("vacuum main into '{tmp}/copy2.db'", "VACUUM INTO"),
+    ("VACUUM", "not allowed: VACUUM"),
+    ("attach '{tmp}/a.db' as a", "ATTACH"),
+    ("AtTaCh DaTaBaSe 'file:{tmp}/b.db?mode=rwc' AS b", "ATTACH"),
+    ("ATTACH ':memory:' AS m", "ATTACH"),
+    ("SELECT * FROM pragma_compile_options", "table-valued function"),
+    ("SELECT * FROM pragma_database_list", "table-valued function"),
+    ("SELECT * FROM pragma_function_list", "table-valued function"),
+    ("SELECT * FROM dbstat", "table-valued function"),
+    ("SELECT data_version FROM pragma_data_version", "table-valued function"),
     ("INSERT INTO accounts VALUES ('9999', 'x', 'asset', 'debit', 1)", "INSERT on accounts"),
     ("UPDATE gl_lines SET debit = 0", "UPDATE on gl_lines"),
     ("DELETE FROM journal_entries", "DELETE on journal_entries"),
@@ -156,6 +165,40 @@ def test_runaway_stops_at_the_same_point_every_time(db_bytes: bytes) -> None:
     assert not first.ok and first.kind == "limit" and first.steps == second.steps and first.error == second.error
 
 
+SERIES = "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < {n}) "
+
+
+@pytest.mark.parametrize("call", ["date(i, 'unixepoch')", "strftime('%Y-%m-%d %j', '2024-01-01', '+' || i || ' days')",
+                                  "julianday('2024-01-01', '+' || i || ' hours')", "datetime(i * 60.5, 'unixepoch')",
+                                  "printf('%.2f', i / 3.0)", "format('%08d', i)"])
+def test_functions_the_engine_evaluates_are_charged_to_the_work_budget(db_bytes: bytes, call: str) -> None:
+    """A clock-free date call or a printf costs tens of microseconds, not one VM step: many of them
+    must stop at the work budget (the same point every time), never run into the wall clock."""
+    few = SERIES.format(n=100) + f"SELECT COUNT({call}) FROM c"
+    many = SERIES.format(n=20_000) + f"SELECT COUNT({call}) FROM c"  # ~200,000 VM steps uncharged
+    with SqlSandbox(db_bytes, vm_budget=2_000_000, seconds=30.0) as box:
+        assert box.query(few).rows == ((100,),)
+        start = time.monotonic()
+        first = box.query(many)
+        elapsed = time.monotonic() - start
+        second = box.query(many)  # the date results are cached now: the charge is the same
+    assert not first.ok and first.kind == "limit" and "VM steps" in first.error, first
+    assert first == second and first.steps >= 200
+    assert elapsed < 5.0, f"{elapsed:.1f}s"
+
+
+def test_cached_date_results_keep_argument_types_apart(db_bytes: bytes) -> None:
+    """1, 1.0, '1' and x'31' are different arguments to SQLite's date functions: the cache must not mix them."""
+    sql = ("SELECT date(2460000), date(2460000.5), date('2460000'), datetime(2460000.5), julianday('2024-01-01'), "
+           "julianday(x'323032342d30312d3031'), unixepoch(1), unixepoch(1.0), unixepoch('1'), time(0.25), time('0.25')")
+    native = sqlite3.connect(":memory:")
+    expected = native.execute(sql).fetchall()
+    with SqlSandbox(db_bytes) as box:
+        for _ in range(3):
+            assert list(box.query(sql).rows) == expected
+            assert list(box.query(sql.replace("SELECT ", "SELECT 1, ")).rows) == [(1, *expected[0])]
+
+
 def test_wall_clock_backstop(db_bytes: bytes) -> None:
     with SqlSandbox(db_bytes, vm_budget=10**12, seconds=0.3) as box:
         start = time.monotonic()
@@ -185,6 +228,54 @@ def test_result_bytes_are_capped(db_bytes: bytes) -> None:
         assert res.ok and res.truncated and sum(len(v) for row in res.rows for v in row) <= 20_000
         big = box.query("WITH RECURSIVE s(x) AS (SELECT 'ab' UNION ALL SELECT x || x FROM s) SELECT length(x) FROM s")
         assert not big.ok and "too big" in big.error  # SQLITE_LIMIT_LENGTH
+
+
+@pytest.mark.parametrize("text", ["é", "中文", "😀", "\"\\'", "\t\n", "a"])
+def test_non_ascii_results_come_back_exactly_and_are_capped(db_bytes: bytes, text: str) -> None:
+    literal = "'" + text.replace("'", "''") + "'"
+    sql = (f"WITH RECURSIVE s(x, n) AS (SELECT {literal}, 0 UNION ALL SELECT x || x, n + 1 FROM s WHERE n < 12), "
+           f"c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 40) SELECT i, (SELECT x FROM s WHERE n = 12) FROM c")
+    with SqlSandbox(db_bytes, max_rows=100, max_bytes=100_000) as box:
+        res = box.query(sql)
+        assert res.ok and res.truncated and 0 < len(res.rows) < 40, res.error
+        assert all(row[1] == text * 4096 for row in res.rows)
+        assert box.query(sql) == res
+
+
+@pytest.mark.parametrize("char", [1, 31, 127])
+def test_a_reply_too_large_as_json_is_a_limit_error(db_bytes: bytes, char: int) -> None:
+    """Control characters are six bytes each in JSON: a result within max_bytes characters can
+    still be too large to send; the worker says so (a limit, the same every time) and goes on."""
+    sql = (f"WITH RECURSIVE s(x, n) AS (SELECT char({char}), 0 UNION ALL SELECT x || x, n + 1 FROM s WHERE n < 16), "
+           "c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 16) SELECT (SELECT x FROM s WHERE n = 16) FROM c")
+    with SqlSandbox(db_bytes, max_rows=50, max_bytes=1_100_000) as box:
+        res = box.query(sql)
+        if char == 127:  # DEL is not escaped in JSON: it fits
+            assert res.ok and len(res.rows) == 16
+        else:
+            assert not res.ok and res.kind == "limit" and "too large to return" in res.error, res
+            assert box.query(sql) == res
+        assert box.query("SELECT COUNT(*) FROM accounts").ok
+
+
+@pytest.mark.parametrize("sql", ["SELECT '\ud800'", "SELECT 1 -- \udfff", "SELECT '\udc80' AS x", "SELECT \"a\ud83d\" FROM accounts"])
+def test_lone_surrogates_are_invalid_sql(db_bytes: bytes, sql: str) -> None:
+    """A tool call's JSON may carry "\\ud800": not Unicode SQLite can read; refused by name, the sandbox goes on."""
+    with SqlSandbox(db_bytes) as box:
+        res = box.query(sql)
+        assert not res.ok and res.kind == "invalid" and "surrogate" in res.error, res
+        res.to_text().encode("utf-8")  # the message itself is valid text
+        assert box.query("SELECT 1").ok
+
+
+@pytest.mark.parametrize("sql,shown", [("SELECT 1e999", "Inf"), ("SELECT -1e999", "-Inf"), ("SELECT 9e307 * 10", "Inf"),
+                                       ("SELECT -exp(1000)", "-Inf"), ("SELECT 0.0 / 0", None)])
+def test_results_are_strict_json_even_for_infinities(db_bytes: bytes, sql: str, shown: Any) -> None:
+    with SqlSandbox(db_bytes) as box:
+        res = box.query(sql)
+        assert res.ok, res
+        payload = json.loads(res.to_text(), parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
+        assert payload["rows"] == [[shown]]
 
 
 def test_sql_errors_are_results(db_bytes: bytes) -> None:
@@ -359,6 +450,23 @@ def test_json_each_and_json_tree_work_read_only(db_bytes: bytes) -> None:
         assert not bad.ok and "sqlite_master" not in bad.error
 
 
+def test_schema_pragmas_work_as_table_valued_functions(db_bytes: bytes) -> None:
+    """pragma_table_info('t') and friends read the schema like their PRAGMA statements (a model reaches for them)."""
+    with SqlSandbox(db_bytes) as box:
+        statement = box.query("PRAGMA table_info(gl_lines)")
+        function = box.query("SELECT * FROM pragma_table_info('gl_lines')")
+        assert statement.ok and function.ok and statement.rows == function.rows
+        res = box.query("SELECT m.name, COUNT(p.name) FROM sqlite_master m, pragma_table_info(m.name) p "
+                        "WHERE m.type = 'table' GROUP BY m.name ORDER BY m.name")
+        assert res.ok and ("gl_lines", len(statement.rows)) in res.rows
+        for sql in ("SELECT name FROM pragma_table_xinfo('accounts')", "SELECT * FROM pragma_index_list('gl_lines')",
+                    "SELECT * FROM pragma_foreign_key_list('gl_lines')", "SELECT name FROM pragma_table_list WHERE schema = 'main'"):
+            res = box.query(sql)
+            assert res.ok, (sql, res)
+        res = box.query("SELECT * FROM pragma_compile_options")
+        assert not res.ok and res.kind == "denied" and "sqlite_master" not in res.error and "pragma_table_info" in res.error
+
+
 # ---------------------------------------------------------------------------------------
 # SQL: memory and time limits that hold (a worker process, RLIMIT_AS, a hard kill)
 
@@ -431,6 +539,85 @@ def test_a_worker_killed_from_outside_is_replaced(db_bytes: bytes) -> None:
             w.proc.kill()
             w.proc.wait()
         assert box.query("SELECT COUNT(*) FROM accounts").ok
+
+
+def _kill_now(w: Any) -> None:
+    os.kill(w.proc.pid, 9)  # no wait: the pool may still see it alive when it hands it out
+
+
+def _term_now(w: Any) -> None:
+    os.kill(w.proc.pid, 15)
+
+
+def _close_its_stdin(w: Any) -> None:
+    os.close(w.proc.stdin.fileno())  # the pipe breaks under the next send
+
+
+@pytest.mark.parametrize("death", [_kill_now, _term_now, _close_its_stdin], ids=["sigkill", "sigterm", "pipe"])
+def test_an_innocent_query_on_a_worker_that_just_died_is_answered(db_bytes: bytes, death, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A warm worker that died of something else (not yet reaped) is not the next query's fault:
+    the query runs on a fresh worker and gives its result, the same as before the death."""
+    monkeypatch.setattr(sqlsandbox, "_POOL", sqlsandbox._Pool(1, 64 * 1024 * 1024))
+    sql = "SELECT COUNT(*), SUM(debit) FROM gl_lines"
+    with SqlSandbox(db_bytes) as box:
+        before = box.query(sql)
+        assert before.ok
+        for round_ in range(3):  # several deaths in a row, mid-batch
+            (worker,) = sqlsandbox._POOL._idle
+            monkeypatch.setattr(worker.proc, "poll", lambda: None)  # the race: still "alive" when checked out
+            death(worker)
+            after = box.query(sql)
+            assert after == before, (round_, after)
+    assert sqlsandbox._POOL._count == 1
+    sqlsandbox._POOL.shutdown()
+
+
+def test_a_query_that_kills_fresh_workers_is_its_own_fault(db_bytes: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Retrying is bounded: a query whose worker dies on a fresh worker too is a limit error, and the pool goes on."""
+    monkeypatch.setattr(sqlsandbox, "_POOL", sqlsandbox._Pool(1, 64 * 1024 * 1024))
+    started: list[int] = []
+    real_query = sqlsandbox._Worker.query
+
+    def dying_query(self, digest, data, request, seconds, max_size):
+        if "boom" in request["sql"]:
+            started.append(self.proc.pid)
+            self.proc.kill()
+        return real_query(self, digest, data, request, seconds, max_size)
+
+    monkeypatch.setattr(sqlsandbox._Worker, "query", dying_query)
+    with SqlSandbox(db_bytes) as box:
+        assert box.query("SELECT 1").ok  # warm
+        res = box.query("SELECT 'boom'")
+        assert not res.ok and res.kind == "limit", res
+        assert len(started) == 2 and started[0] != started[1]  # once on the warm worker, once on a fresh one
+        res = SqlSandbox(db_bytes).query("SELECT 'boom'")  # a fresh worker dying is not retried
+        assert not res.ok and len(started) == 3
+        assert box.query("SELECT COUNT(*) FROM accounts").ok
+    sqlsandbox._POOL.shutdown()
+
+
+def test_workers_on_high_file_descriptors_still_answer(db_bytes: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A busy lrc (many sockets, journals) hands workers descriptors above 1023, where select() fails."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip("cannot open more than 1200 files here")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200) if hard == resource.RLIM_INFINITY else min(hard, max(soft, 1200)), hard))
+    spare = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        monkeypatch.setattr(sqlsandbox, "_POOL", sqlsandbox._Pool(2, 64 * 1024 * 1024))
+        with SqlSandbox(db_bytes, seconds=1.0) as box:
+            assert box.query("SELECT COUNT(*) FROM accounts").ok
+            assert max(w.proc.stdout.fileno() for w in sqlsandbox._POOL._idle) > 1023
+            for sql in ("SELECT 1", "SELECT COUNT(*) FROM gl_lines", TIME_HOSTILE[0]):
+                res = box.query(sql)
+                assert res.ok or res.kind == "limit", res
+        sqlsandbox._POOL.shutdown()
+    finally:
+        for fd in spare:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 def test_workers_hold_no_secrets(db_bytes: bytes, monkeypatch: pytest.MonkeyPatch) -> None:

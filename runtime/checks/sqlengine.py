@@ -14,7 +14,8 @@ hold inside the worker:
    PRAGMAs. Everything else (writes, DDL, ATTACH, VACUUM, PRAGMA writes, transactions) is
    denied. `SQLITE_LIMIT_ATTACHED = 0`, `query_only` and `trusted_schema = OFF` as nets.
 3. A deterministic work budget counted in SQLite VM steps by a progress handler (the same
-   query stops at the same point on every machine), a soft deadline in the same handler,
+   query stops at the same point on every machine) plus a fixed charge for each call of a
+   function the engine evaluates itself (FUNCTION_CALL_STEPS), a soft deadline in the same handler,
    SQLite's hard heap limit, and caps on value size, columns, SQL length, rows and bytes
    returned (with a truncation flag).
 4. No clock and no randomness, in the engine itself, never by matching text:
@@ -31,8 +32,10 @@ hold inside the worker:
      besides). random() and randomblob() likewise: not allow-listed, and overridden.
 5. printf()/format() are wrapped: SQLite pads `%.*c` inside one VM step that no progress
    handler can stop, so widths and precisions are capped.
-6. `json_each` / `json_tree` (table-valued functions) work read-only: their eponymous
-   virtual tables are set up once in the trusted set-up, before the authorizer exists.
+6. `json_each` / `json_tree` and the schema PRAGMAs' table-valued forms (`pragma_table_info`
+   ...) work read-only: their eponymous virtual tables are set up once in the trusted
+   set-up, before the authorizer exists. Any other virtual table would be created on first
+   use (a write of the schema) and is refused, naming the ones that are available.
 """
 
 from __future__ import annotations
@@ -53,6 +56,13 @@ MAX_SQL_CHARS = 20_000
 MAX_VALUE_BYTES = 100_000  # largest string or blob a query may build
 MAX_COLUMNS = 64
 MAX_PRINTF_WIDTH = 100
+FUNCTION_CALL_STEPS = 500
+"""VM steps charged to the work budget for each call of a function this engine evaluates
+itself (the clock-free date functions, printf): such a call costs tens of microseconds, not
+one VM step, and without the charge a query of many of them would run into the wall-clock
+limit (which differs by machine) instead of the work budget (which does not)."""
+CLOCK_CACHE_ENTRIES = 4096  # results of the clock-free date functions kept per process (pure: same arguments, same result)
+CLOCK_CACHE_ARG_CHARS = 200  # calls with a longer argument are not cached
 
 ALLOWED_FUNCTIONS = frozenset({
     # aggregate
@@ -83,7 +93,12 @@ RANDOM_FUNCTIONS = ("random", "randomblob")
 
 READONLY_PRAGMAS = frozenset({"table_info", "table_xinfo", "table_list", "index_list", "index_info", "index_xinfo",
                               "foreign_key_list"})
-"""Schema-reading PRAGMAs (statement form, e.g. `PRAGMA table_info(gl_lines)`)."""
+"""Schema-reading PRAGMAs: the statement form (`PRAGMA table_info(gl_lines)`) and the
+table-valued one (`SELECT name FROM pragma_table_info('gl_lines')`)."""
+
+TABLE_FUNCTIONS = ("json_each", "json_tree", *sorted(f"pragma_{name}" for name in READONLY_PRAGMAS))
+"""Table-valued functions a query may use; their eponymous virtual tables exist before the authorizer."""
+_UPDATE, _SCHEMA_TABLES = 23, ("sqlite_master", "sqlite_schema")
 
 _ACTION_NAMES = {
     1: "CREATE INDEX", 2: "CREATE TABLE", 3: "CREATE TEMP INDEX", 4: "CREATE TEMP TABLE", 5: "CREATE TEMP TRIGGER",
@@ -128,6 +143,7 @@ class _Clockless:
         self.conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
         self.available = tuple(n for n in CLOCK_FUNCTIONS if self._exists(n))
         self._statements: dict[tuple[str, int], str] = {}
+        self._cache: dict[tuple[Any, ...], Any] = {}
         self._lock = threading.Lock()
 
     @classmethod
@@ -160,13 +176,22 @@ class _Clockless:
         return sql
 
     def call(self, name: str, args: tuple[Any, ...]) -> Any:
-        try:
-            with self._lock:
+        # The key holds each argument's type: 1, 1.0 and '1' are different dates to SQLite.
+        key = (name, *((type(a), a) for a in args))
+        cacheable = all(not isinstance(a, (str, bytes)) or len(a) <= CLOCK_CACHE_ARG_CHARS for a in args)
+        with self._lock:
+            if cacheable and key in self._cache:
+                return self._cache[key]
+            try:
                 row = self.conn.execute(self._statement(name, len(args)), args).fetchone()
-        except sqlite3.Error as exc:
-            if "non-deterministic" in str(exc):
-                raise Refusal("clock", CLOCK_MESSAGE) from None
-            raise Refusal("sql", f"{name}(): {exc}") from None
+            except sqlite3.Error as exc:
+                if "non-deterministic" in str(exc):
+                    raise Refusal("clock", CLOCK_MESSAGE) from None
+                raise Refusal("sql", f"{name}(): {exc}") from None
+            if cacheable:
+                if len(self._cache) >= CLOCK_CACHE_ENTRIES:
+                    self._cache.clear()
+                self._cache[key] = row[0]
         return row[0]
 
 
@@ -181,6 +206,7 @@ class Engine:
         if not isinstance(data, (bytes, bytearray)) or not data:
             raise ValueError("the SQL engine needs the bytes of an SQLite database")
         self._ticks = 0
+        self._charged = 0  # VM steps charged for function calls (FUNCTION_CALL_STEPS each)
         self._budget = 0
         self._deadline = 0.0
         self._stopped: str | None = None
@@ -194,8 +220,8 @@ class Engine:
             conn.execute("PRAGMA trusted_schema = OFF")
             # Table-valued functions create their eponymous virtual tables (an UPDATE of
             # sqlite_master, which the authorizer would refuse) on first use: do it now.
-            conn.execute("SELECT * FROM json_each('[]')").fetchall()
-            conn.execute("SELECT * FROM json_tree('[]')").fetchall()
+            for function in TABLE_FUNCTIONS:
+                conn.execute(f"SELECT * FROM {function}('[]')").fetchall()
             conn.execute("PRAGMA query_only = ON")
             conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
             conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
@@ -232,6 +258,7 @@ class Engine:
     # -- functions ---------------------------------------------------------------------------
     def _guard(self, fn):
         def guarded(*args: Any) -> Any:
+            self._charged += FUNCTION_CALL_STEPS  # the same charge whether a result was cached or not
             try:
                 return fn(*args)
             except Refusal as exc:
@@ -283,8 +310,16 @@ class Engine:
                 self._refusal = Refusal("random", RANDOM_MESSAGE)
         elif action == _PRAGMA:
             what = f"PRAGMA {arg1}"
+        elif action == 24 and not arg1:  # ATTACH '' is how VACUUM starts
+            what = "VACUUM"
+        elif action == 24:
+            what = "ATTACH (and VACUUM INTO)"
         elif action == _READ:
             what = f"reading {db}.{arg1}"
+        elif action == _UPDATE and (arg1 or "").lower() in _SCHEMA_TABLES:
+            # SQLite refuses an UPDATE statement on the schema itself before asking; this is a
+            # table-valued function or virtual table being created on first use.
+            what = f"this table-valued function or virtual table (available: {', '.join(TABLE_FUNCTIONS)})"
         elif action in (9, 18, 23) and arg1:  # DELETE, INSERT, UPDATE
             what = f"{name} on {arg1}"
         else:
@@ -293,9 +328,13 @@ class Engine:
             self._denied.append(what)
         return sqlite3.SQLITE_DENY
 
+    def _steps(self) -> int:
+        """Work used, in units of PROGRESS_EVERY VM steps (function calls included)."""
+        return (self._ticks * PROGRESS_EVERY + self._charged) // PROGRESS_EVERY
+
     def _progress(self) -> int:
         self._ticks += 1
-        if self._ticks * PROGRESS_EVERY > self._budget:
+        if self._ticks * PROGRESS_EVERY + self._charged > self._budget:
             self._stopped = "budget"
             return 1
         if time.monotonic() > self._deadline:
@@ -310,6 +349,7 @@ class Engine:
         if conn is None:
             return _failure("invalid", "the SQL sandbox is closed")
         self._ticks = 0
+        self._charged = 0
         self._budget = vm_budget
         self._stopped = None
         self._denied = []
@@ -335,13 +375,13 @@ class Engine:
                     truncated = True
                     break
                 rows.append(list(row))
-            return {"ok": True, "columns": columns, "rows": rows, "truncated": truncated, "steps": self._ticks}
+            return {"ok": True, "columns": columns, "rows": rows, "truncated": truncated, "steps": self._steps()}
         except sqlite3.Error as exc:
             return self._error(exc, vm_budget, seconds)
         except MemoryError:  # SQLITE_NOMEM (the hard heap limit), or Python's own allocation under RLIMIT_AS
-            return _failure("limit", MEMORY_MESSAGE, self._ticks)
+            return _failure("limit", MEMORY_MESSAGE, self._steps())
         except (ValueError, OverflowError) as exc:
-            return _failure("sql", f"the query failed: {type(exc).__name__}: {exc}", self._ticks)
+            return _failure("sql", f"the query failed: {type(exc).__name__}: {exc}", self._steps())
         finally:
             if cursor is not None:
                 try:
@@ -353,7 +393,7 @@ class Engine:
 
     def _error(self, exc: sqlite3.Error, vm_budget: int, seconds: float) -> dict[str, Any]:
         message = str(exc) or type(exc).__name__
-        steps = self._ticks
+        steps = self._steps()
         if self._stopped == "budget":
             return _failure("limit", f"the query was stopped after {vm_budget:,} SQLite VM steps (the work limit); "
                                      f"add filters, avoid cross joins, or bound recursive CTEs", steps)
@@ -398,6 +438,12 @@ def _failure(kind: str, error: str, steps: int = 0) -> dict[str, Any]:
 MAX_CACHED = 32  # databases (and their connections) a worker keeps ...
 MAX_CACHED_BYTES = 48 * 1024 * 1024  # ... and their total size (they live inside SQLite's heap limit)
 FRAME = struct.Struct(">I")
+
+
+def reply_cap(max_bytes: int, max_rows: int) -> int:
+    """The largest reply frame for a query's limits: its cells (counted in characters, at most
+    `max_bytes` of them, a few escaped or multi-byte) and the JSON around them."""
+    return 2 * (max_bytes + MAX_VALUE_BYTES) + 32 * max_rows * MAX_COLUMNS + 1_000_000
 
 
 def _read_exact(stream, n: int) -> bytes | None:
@@ -493,10 +539,16 @@ def serve(headroom: int) -> None:
         if out.get("ok"):
             out["rows"] = [[_cell(v) for v in row] for row in out["rows"]]
         out["peak_rss_kb"] = peak_rss_kb()
-        try:
-            payload = json.dumps(out).encode("ascii")
-        except (ValueError, TypeError, MemoryError) as exc:
+        cap = reply_cap(int(request["max_bytes"]), int(request["max_rows"]))
+        try:  # UTF-8, not \u escapes: a result of non-ASCII text is not six times its size on the pipe
+            payload = json.dumps(out, ensure_ascii=False).encode("utf-8")
+        except MemoryError:
+            payload = b""
+        except (ValueError, TypeError) as exc:
             payload = json.dumps(_failure("sql", f"the result cannot be returned: {type(exc).__name__}")).encode()
+        if not payload or len(payload) > cap:
+            payload = json.dumps(_failure("limit", f"the result is too large to return (over {cap:,} bytes as JSON); "
+                                                   f"aggregate, filter or select fewer columns")).encode()
         _write_frame(stdout, payload)
 
 

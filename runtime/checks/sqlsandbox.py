@@ -19,7 +19,9 @@ sort of long rows — can take seconds or gigabytes). So the SQL never runs in t
 4. `query()` blocks only its own thread; async callers use `aquery()` (or run the tool in a
    thread, as the agentic system does), so a slow query never stalls the event loop.
 5. Failures are values: `query()` never raises; an error comes back as a QueryResult the
-   tool hands to the model, and the sandbox keeps working for the next query.
+   tool hands to the model, and the sandbox keeps working for the next query. A warm
+   worker found dead mid-query is replaced and the query run once more, so a death that
+   was not the query's does not become its result.
 
 Workers start with an empty environment (no API keys in the process that runs hostile SQL)
 and in their own session; a worker whose parent dies reads end-of-file and exits.
@@ -34,6 +36,7 @@ import asyncio
 import atexit
 import hashlib
 import json
+import math
 import os
 import select
 import subprocess
@@ -80,17 +83,19 @@ class QueryResult:
                                    "truncated": self.truncated}
         if self.truncated:
             payload["note"] = f"{TRUNCATION_MARKER} only the first {len(rows)} rows are shown; aggregate or filter to see less"
-        text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+        text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         while len(text) > max_chars and rows:
             keep = max(0, min(len(rows) - 1, len(rows) * max_chars // max(len(text), 1) - 1))
             rows = rows[:keep]
             payload.update(rows=rows, row_count=len(rows), truncated=True,
                            note=f"{TRUNCATION_MARKER} only the first {len(rows)} rows fit in the result; aggregate or filter to see less")
-            text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+            text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         return text
 
 
 def _cell_text(value: Any, limit: int) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "Inf" if value > 0 else "-Inf"  # as SQLite writes it; JSON has no infinity
     if isinstance(value, bytes):
         value = f"<blob {len(value)} bytes>"
     if isinstance(value, str) and len(value) > limit:
@@ -115,6 +120,7 @@ class _Worker:
             stderr=subprocess.DEVNULL, close_fds=True, cwd="/", start_new_session=True,
             env={})  # no environment: the process that runs hostile SQL holds no API keys
         self.peak_rss_kb = 0
+        self.served = 0  # replies received: a worker that never answered is fresh
         try:  # wait until it is ready: its start-up is not the query's time
             ready = self._receive(time.monotonic() + STARTUP_SECONDS, 1000).get("ready")
         except _WorkerGone:
@@ -158,7 +164,9 @@ class _Worker:
                 if left <= 0:
                     self.kill()
                     raise _WorkerGone(True)
-                ready, _, _ = select.select([fd], [], [], left)
+                poller = select.poll()  # not select.select: it fails for descriptors above 1023
+                poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+                ready = poller.poll(max(1, int(left * 1000)))
                 if not ready:
                     continue
                 chunk = os.read(fd, max(65536, need - len(buf)))
@@ -167,7 +175,8 @@ class _Worker:
                     raise _WorkerGone(False)
                 buf += chunk
             if header_done:
-                return json.loads(bytes(buf[sqlengine.FRAME.size:need]))
+                del buf[:sqlengine.FRAME.size]  # in place: a large reply is not copied again
+                return json.loads(buf)
             size = sqlengine.FRAME.unpack(bytes(buf[:sqlengine.FRAME.size]))[0]
             if size > max_size:
                 self.kill()
@@ -188,6 +197,7 @@ class _Worker:
             self._send(body)
             reply = self._receive(time.monotonic() + seconds, max_size)
         self.peak_rss_kb = max(self.peak_rss_kb, int(reply.pop("peak_rss_kb", 0) or 0))
+        self.served += 1
         return reply
 
 
@@ -292,28 +302,41 @@ class SqlSandbox:
             return QueryResult(False, error=f"the statement is longer than {MAX_SQL_CHARS} characters", kind="invalid")
         if "\x00" in sql:
             return QueryResult(False, error="the statement contains a NUL character", kind="invalid")
+        try:
+            sql.encode("utf-8")
+        except UnicodeEncodeError as exc:  # a lone surrogate (JSON "\ud800" in a tool call)
+            return QueryResult(False, error=f"the statement is not valid Unicode (a lone surrogate at character {exc.start})",
+                               kind="invalid")
         if self._closed:
             return QueryResult(False, error="the SQL sandbox is closed", kind="invalid")
         limit = self.max_rows if max_rows is None else max_rows
         request = {"sql": sql, "max_rows": limit, "max_bytes": self.max_bytes, "vm_budget": self.vm_budget,
                    "seconds": self.seconds}
-        # A reply holds at most max_bytes of cells, JSON-escaped (≤ 6 bytes a character, 2 a blob byte), plus framing.
-        max_reply = 6 * (self.max_bytes + MAX_VALUE_BYTES) + 64 * limit * MAX_COLUMNS + 1_000_000
+        max_reply = sqlengine.reply_cap(self.max_bytes, limit)  # the worker refuses to send more
         workers = pool()
-        worker = workers.acquire()  # an engine that cannot start at all is an environment error: OSError, raised
-        healthy = False
-        try:
-            reply = worker.query(self._digest, self._data, request, self.seconds + KILL_SLACK, max_reply)
-            healthy = True
-        except _WorkerGone as gone:
-            if gone.timed_out:
-                return QueryResult(False, kind="limit", error=f"the query was stopped after {self.seconds:g} s (the time limit)")
-            return QueryResult(False, kind="limit", error="the query stopped the SQL engine (it exceeded the memory or "
-                                                          "result-size limit); aggregate or filter")
-        except (ValueError, KeyError, TypeError) as exc:  # a reply that is not the protocol
-            return QueryResult(False, kind="sql", error=f"the SQL engine replied badly ({type(exc).__name__})")
-        finally:
-            workers.release(worker, healthy)
+        reply: dict[str, Any] = {}
+        for attempt in (1, 2):
+            # An engine that cannot start at all is an environment error: OSError, raised.
+            worker = workers.acquire()
+            warm = worker.served > 0
+            healthy = False
+            try:
+                reply = worker.query(self._digest, self._data, request, self.seconds + KILL_SLACK, max_reply)
+                healthy = True
+                break
+            except _WorkerGone as gone:
+                if gone.timed_out:
+                    return QueryResult(False, kind="limit", error=f"the query was stopped after {self.seconds:g} s (the time limit)")
+                if attempt == 1 and warm:
+                    # A warm worker may have died of something else (killed from outside, not yet
+                    # reaped): the query gets one more worker before the death counts as its own.
+                    continue
+                return QueryResult(False, kind="limit", error="the query stopped the SQL engine (it exceeded the memory or "
+                                                              "result-size limit); aggregate or filter")
+            except (ValueError, KeyError, TypeError) as exc:  # a reply that is not the protocol
+                return QueryResult(False, kind="sql", error=f"the SQL engine replied badly ({type(exc).__name__})")
+            finally:
+                workers.release(worker, healthy)
         if not reply.get("ok"):
             return QueryResult(False, error=str(reply.get("error") or "the query failed"), kind=reply.get("kind") or "sql",
                                steps=int(reply.get("steps") or 0))
