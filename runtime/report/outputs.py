@@ -6,6 +6,11 @@ retries, the stop decision) and an evaluation record (every validator result, ve
 failure categories). Then cells.csv/.parquet, the rate card, and summary.json. Outputs are
 sorted and free of wall-clock data, so a resumed run writes the same bytes as an
 uninterrupted one.
+
+This module is the `lrc.analysis` code component: its fingerprint covers it and everything
+it imports (grading, aggregation, statistics, pricing, the rate card, the calibration check),
+the code that computes every published figure. An edition pins it (`analysis:`), the lock
+records its fingerprint, and `lrc execute`/`lrc report` refuse to run with other code.
 """
 
 from __future__ import annotations
@@ -23,6 +28,9 @@ from lrc.runtime.lock.canonical import digest
 from lrc.runtime.pricing import call_cost, decimal_str, price_for
 from lrc.runtime.report import aggregate as agg
 from lrc.runtime.report.ratecard import rate_card_markdown
+
+COMPONENT_ID = "lrc.analysis"
+COMPONENT_VERSION = 1
 
 TRACE_FORMAT = 1
 
