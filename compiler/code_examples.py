@@ -296,7 +296,7 @@ primitives:
   - {id: classify}
 
 lrc reports:
-  specs/standard/ledgerrate.yaml:5:10: error[LRC5005]: the primitive taxonomy differs from ledgerrate.v1 within methodology 1.x
+  specs/standard/ledgerrate.yaml:5:10: error[LRC5005]: the primitive taxonomy differs from ledgerrate.v2 within methodology 1.x
     at /primitives
     note: removed: synthesize
     hint: keep the primitives of methodology 1.x, or move to methodology 2.0""",

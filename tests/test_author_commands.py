@@ -156,7 +156,7 @@ def test_a_bumped_version_needs_no_bump_and_the_pin_change_shows_in_the_edition(
     ed = changes[("edition", "demo")]
     assert [(f.pointer, f.old, f.new) for f in ed.fields] == [("/workloads/1", '"triage.ap-inbox.v1"', '"triage.ap-inbox.v2"')]
     assert ed.bump_required and result.bumps == ["demo"]  # the edition changed at its recorded version
-    _edit(repo_project / EDITION, "\nversion: 2\n", "\nversion: 3\n")
+    _edit(repo_project / EDITION, "\nversion: 3\n", "\nversion: 4\n")
     result = diff.run(repo_project, "HEAD")
     assert not result.failed and result.bumps == []
     assert {c.id for c in result.changes} == {"demo", "triage.ap-inbox"}
@@ -343,7 +343,7 @@ def test_bump_all_required_bumps_what_the_gate_refuses_and_lists_stale_pins(proj
     res = run_lrc("bump", "--all-required", "--format", "json", cwd=project)
     assert res.returncode == 0, res.stderr
     doc = _json(res)
-    assert [(b["id"], b["old"], b["new"]) for b in doc["bumped"]] == [("demo", 2, 3)] and doc["pins"] == []
+    assert [(b["id"], b["old"], b["new"]) for b in doc["bumped"]] == [("demo", 3, 4)] and doc["pins"] == []
     assert run_lrc("compile", cwd=project).returncode == 0
     res = run_lrc("bump", "--all-required", cwd=project)
     assert res.returncode == 0 and "Nothing to bump" in res.stdout
@@ -390,7 +390,7 @@ def test_cli_explain_prints_the_example() -> None:
 
 def _held_out_edition(project: Path, commitment: str, edition_id: str = "held") -> None:
     text = (project / EDITION).read_text(encoding="utf-8")
-    text = text.replace("\nid: demo\n", f"\nid: {edition_id}\n").replace("\nversion: 2\n", "\nversion: 1\n")
+    text = text.replace("\nid: demo\n", f"\nid: {edition_id}\n").replace("\nversion: 3\n", "\nversion: 1\n")
     text = re.sub(r"seed:\n  policy: public\n  value: \S+\n", f"seed:\n  policy: held-out\n  commitment: {commitment}\n", text)
     assert "held-out" in text
     (project / f"specs/editions/{edition_id}.yaml").write_text(text, encoding="utf-8")

@@ -71,7 +71,8 @@ def local_edition_yaml(api_base: str, n_per_cell: int = 15, max_concurrency: int
         "version: 1\n"
         "title: LedgerRate local-server test edition\n"
         "date: \"2026-11-29\"\n"
-        "standard: ledgerrate.v1\n"
+        "standard: ledgerrate.v2\n"
+        "analysis: lrc.analysis.v1\n"
         "workloads:\n  - triage.ap-inbox.v1\n"
         "systems:\n  - single-shot.v1\n  - agentic.v1\n"
         "models:\n" + "".join(models) +
