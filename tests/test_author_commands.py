@@ -168,7 +168,7 @@ def test_added_and_removed_specs(repo_project: Path) -> None:
     result = diff.run(repo_project, "HEAD")
     assert not result.failed, result.error
     [added] = result.changes
-    assert (added.status, added.kind, added.id, added.new.version, added.old) == ("added", "edition", "demo-two", 2, None)
+    assert (added.status, added.kind, added.id, added.new.version, added.old) == ("added", "edition", "demo-two", 3, None)
     assert not added.bump_required and added.new.path == "specs/editions/demo-two.yaml"
     _commit(repo_project, "add demo-two")
     extra.unlink()
