@@ -440,7 +440,7 @@ class Mutator:
             k = self._int(data, 0, len(name) - 2, "k")
             new = f"{name[:k]}{name[k + 1]}{name[k]}{name[k + 2:]}.v{m.group(2)}"
         elif how == "other-kind":
-            new = self._pick(data, ["agentic.v1", "ledgerrate.v1", "demo.v2", "triage.ap-inbox.v1", "failure-taxonomy.v1",
+            new = self._pick(data, ["agentic.v1", "ledgerrate.v2", "demo.v3", "triage.ap-inbox.v1", "failure-taxonomy.v1",
                                     "artifact-review.v1", "triage.ap-inbox.generator.v1", "lrc.output-contract.v1"], "other")
         else:
             new = m.group(0).upper()

@@ -2,7 +2,9 @@
 
 Exit codes: 0 ok; 1 problems in specs or inputs the user can fix; 2 usage error;
 3 a run ended incomplete (infrastructure failures exhausted their retries: run it again to
-resume); 4 a plan.lock was refused (tampered, stale or foreign); 70 an internal error (a bug).
+resume); 4 a plan.lock was refused (tampered, stale or foreign); 5 calibration failed
+(`execute`/`report`: the oracle below n/n or the null model above 0 in some cell); 70 an
+internal error (a bug).
 `lrc diff` follows Terraform's -detailed-exitcode: 0 nothing changed, 2 something changed,
 1 error (spec errors, a bad ref or lock).
 The compile path imports neither litellm nor polars nor the runtime: `execute`, `report` and

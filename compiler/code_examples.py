@@ -313,7 +313,7 @@ primitives:
   - {id: classify}
 
 lrc reports:
-  specs/standard/ledgerrate.yaml:5:10: error[LRC5005]: the primitive taxonomy differs from ledgerrate.v1 within methodology 1.x
+  specs/standard/ledgerrate.yaml:5:10: error[LRC5005]: the primitive taxonomy differs from ledgerrate.v2 within methodology 1.x
     at /primitives
     note: removed: synthesize
     hint: keep the primitives of methodology 1.x, or move to methodology 2.0""",
@@ -535,6 +535,32 @@ lrc reports:
   specs/rubrics/variance-commentary.yaml:12:17: error[LRC6109]: pass threshold 7 is outside the scale 1..5
     at /pass_threshold""",
     # -- 7xxx: generated files -----------------------------------------------------------------
+    "LRC6110": """\
+# specs/editions/demo.yaml (the standard ledgerrate.v2 states n = 15)
+n_per_cell: 5
+
+lrc reports:
+  specs/editions/demo.yaml:61:13: error[LRC6110]: n_per_cell 5 is below the standard's n of 15 (ledgerrate.v2)
+    at /n_per_cell
+    hint: run at least n_per_cell: 15 (one attempt per distinct item, seed §3)""",
+    "LRC6111": """\
+# specs/systems/agentic.yaml (the standard's max_agentic_steps is 25)
+max_steps: 60
+
+lrc reports:
+  specs/systems/agentic.yaml:13:12: error[LRC6111]: max_steps 60 exceeds the standard's step cap of 25 (ledgerrate.v2)
+    at /max_steps
+    hint: set max_steps to at most 25: exceeding the cap is a fail, not a longer run""",
+    "LRC6112": """\
+# specs/editions/2027-01.yaml: the commitment edition 2026-10 (recorded in generated/ledger/) used
+seed:
+  policy: held-out
+  commitment: sha256:abababababababababababababababababababababababababababababababab
+
+lrc reports:
+  specs/editions/2027-01.yaml:69:15: error[LRC6112]: the held-out seed commitment was already committed to by 2026-10.v1
+    at /seed/commitment
+    hint: make a fresh seed with `lrc seed new` (seed §7: datasets regenerate each edition from fresh seeds)""",
     "LRC7001": """\
 $ lrc compile --check      # after editing generated/demo/plan.lock by hand, or a spec without recompiling
 

@@ -157,6 +157,7 @@ def _compile_project(root: Path, check: bool, store: Cache | None = None) -> Com
     ledger = Ledger.read(root, diags)
     check_taxonomy(entries, ledger, diags)
     policy.check_split_history(graph, ledger, diags)
+    policy.check_seed_freshness(graph, ledger, diags)
     to_record = gate(entries, ledger, diags)
     if diags.has_errors:
         return result

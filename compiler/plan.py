@@ -66,6 +66,7 @@ def build_plan(edition: Spec, graph: Graph, prompts: dict[str, dict], prints: di
     systems = {ref: graph.by_ref("system", ref) for ref in data["systems"]}
     workloads = {ref: graph.by_ref("workload", ref) for ref in data["workloads"]}
     code_refs: set[str] = {make_ref(OUTPUT_CONTRACT_COMPONENT, graph.components_latest(OUTPUT_CONTRACT_COMPONENT))}
+    code_refs.add(data["analysis"])  # the code behind the published figures (resolve.ANALYSIS_COMPONENT)
     for system in systems.values():
         code_refs.add(system.data["implementation"])
     uses_reference_models = any(m["id"] in REFERENCE_MODELS for m in data["models"])

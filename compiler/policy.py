@@ -4,7 +4,9 @@ From the seeds: at most two primitives judged (>= 5 of 7 deterministic, seed 001
 judged workloads run deterministic sub-checks first and name their rubric (§5.2); an edition
 that runs one fixes a priced judge (§5.1) and spot-checks >= 20% of judged runs (§5.3); every
 model is priced for every token class its provider bills; a development task never counts
-as a test task (seed 000); failure categories exist in the taxonomy.
+as a test task (seed 000); failure categories exist in the taxonomy; an edition runs at least
+the standard's n per cell (seed 001 §3); no tool loop exceeds the standard's step cap (§3); a
+held-out seed is fresh for every edition (§7).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ def check(graph, diags: Diagnostics) -> None:
     standard = standards[0] if len(standards) == 1 else None
     if standard is not None:
         _deterministic_primitives(graph, standard, diags)
+        _step_cap(graph, standard, diags)
     for workload in graph.specs["workload"].values():
         _judged_workload(workload, diags)
     for edition in graph.specs["edition"].values():
@@ -74,8 +77,32 @@ def _judged_workload(workload, diags: Diagnostics) -> None:
                     hint="a deterministic fail is a fail regardless of the judge score (seed §5.2)")
 
 
+def _step_cap(graph, standard, diags: Diagnostics) -> None:
+    """Seed 001 §3: a tool loop runs at most the standard's max_agentic_steps requests.
+
+    Every system that loops over tools (agentic, and the reliability protocol's direct and
+    orchestrated systems) is bound by it; single-shot makes one request. A task's own
+    execution budget cannot exceed it either."""
+    cap = standard.data["policy"]["max_agentic_steps"]
+    for system in graph.specs["system"].values():
+        steps = system.data.get("max_steps")
+        if system.data.get("tools") and isinstance(steps, int) and steps > cap:
+            diags.error("LRC6111", f"max_steps {steps} exceeds the standard's step cap of {cap} ({standard.ref})",
+                        **system.at("max_steps"), hint=f"set max_steps to at most {cap}: exceeding the cap is a fail, not a longer run")
+    for task in graph.specs["task"].values():
+        steps = task.data.get("budget", {}).get("max_steps")
+        if isinstance(steps, int) and steps > cap:
+            diags.error("LRC6111", f"budget max_steps {steps} exceeds the standard's step cap of {cap} ({standard.ref})",
+                        **task.at("budget", "max_steps"), hint=f"set budget.max_steps to at most {cap}")
+
+
 def _edition(graph, edition, standard, diags: Diagnostics) -> None:
     data = edition.data
+    pinned = graph.by_ref("standard", data["standard"])
+    if pinned is not None and data["n_per_cell"] < pinned.data["policy"]["n_per_cell"]:
+        n = pinned.data["policy"]["n_per_cell"]
+        diags.error("LRC6110", f"n_per_cell {data['n_per_cell']} is below the standard's n of {n} ({pinned.ref})",
+                    **edition.at("n_per_cell"), hint=f"run at least n_per_cell: {n} (one attempt per distinct item, seed §3)")
     judged = []
     for i, ref in enumerate(data["workloads"]):
         workload = graph.by_ref("workload", ref)
@@ -194,3 +221,52 @@ def check_split_history(graph, ledger, diags: Diagnostics) -> None:
                     diags.error("LRC6107", f"{parsed[0]} was a development task at version {version}; no later version can be a test task",
                                 **edition.at("tasks", "test", i), hint="use a new task (a new id) for the test split")
                     break
+
+
+def check_seed_freshness(graph, ledger, diags: Diagnostics) -> None:
+    """Seed 001 §7: datasets regenerate each edition from fresh seeds.
+
+    A held-out commitment may not be one another edition (now, or any recorded version of it
+    in the ledger) committed to, nor the commitment of a seed another edition publishes: that
+    edition's items, and after it closes its seed, are public. An edition's own later versions
+    keep their commitment. A public seed reused by another edition is a warning: nothing is
+    leaked (its items are public either way), but the two editions measure the same items."""
+    from lrc.compiler.seeds import commitment
+
+    def commitments(ident: str, seed: Any) -> Iterable[tuple[str, str, str]]:
+        if not isinstance(seed, dict):
+            return
+        if seed.get("policy") == "held-out" and isinstance(seed.get("commitment"), str):
+            yield seed["commitment"], "held-out", ident
+        elif seed.get("policy") == "public" and isinstance(seed.get("value"), str):
+            yield commitment(seed["value"]), "public", ident
+
+    seen: dict[str, list[tuple[str, str]]] = {}  # commitment -> [(policy, edition ref)]
+    for edition in graph.specs["edition"].values():
+        for c, pol, _ in commitments(edition.id, edition.data.get("seed")):
+            seen.setdefault(c, []).append((pol, edition.ref))
+    for key in sorted(ledger.history):
+        kind, _, ident = key.partition(":")
+        if kind != "edition":
+            continue
+        for version in sorted(ledger.history[key]):
+            old = ledger.snapshot("edition", ident, version)
+            for c, pol, _ in commitments(ident, (old or {}).get("seed")):
+                ref = f"{ident}.v{version}"
+                if (pol, ref) not in seen.setdefault(c, []):
+                    seen[c].append((pol, ref))
+    for edition in graph.specs["edition"].values():
+        for c, pol, _ in commitments(edition.id, edition.data.get("seed")):
+            others = [(p, ref) for p, ref in seen.get(c, []) if ref.rsplit(".v", 1)[0] != edition.id
+                      and (pol == "held-out" or p == "public")]  # a held-out reuse is reported at the held-out edition
+            if not others:
+                continue
+            where = ", ".join(sorted({ref for _, ref in others}))
+            if pol == "held-out":
+                public = any(p == "public" for p, _ in others)
+                what = "is the commitment of a seed published by" if public else "was already committed to by"
+                diags.error("LRC6112", f"the held-out seed commitment {what} {where}", **edition.at("seed", "commitment"),
+                            hint="make a fresh seed with `lrc seed new` (seed §7: datasets regenerate each edition from fresh seeds)")
+            else:
+                diags.warning("LRC6112", f"the public seed '{edition.data['seed']['value']}' is also used by {where}: both editions run the same items",
+                              **edition.at("seed", "value"), hint="choose a seed value of this edition's own")

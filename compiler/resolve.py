@@ -28,6 +28,9 @@ MAX_REFERENCED_FILE = 256 * 1024
 REFERENCE_MODELS = {"lrc/oracle", "lrc/null", "lrc/baseline"}
 REFERENCE_MODELS_COMPONENT = "lrc.reference-models"
 OUTPUT_CONTRACT_COMPONENT = "lrc.output-contract"
+ANALYSIS_COMPONENT = "lrc.analysis"
+"""The code that computes an edition's published figures (runtime/report/outputs.py and what it
+imports: grading, aggregation, statistics, pricing, the rate card, calibration)."""
 PROMPT_ROLES = ("system", "user", "user_file")
 SPEC_KINDS = ("standard", "taxonomy", "rubric", "system", "workload", "task", "edition")
 FILE_MODES = ("file", "text-or-file")
@@ -471,6 +474,10 @@ class Resolver:
     def _edition(self, graph: Graph, spec: Spec) -> None:
         data = spec.data
         standard = self._spec_ref(graph, spec, ("standard",), "standard")
+        analysis = self._code_ref(spec, ("analysis",))
+        if analysis is not None and analysis.id != ANALYSIS_COMPONENT:
+            self.diags.error("LRC3008", f"analysis pins '{data['analysis']}', which is not the analysis code ({ANALYSIS_COMPONENT})",
+                             **spec.at("analysis"), hint=f"pin {ANALYSIS_COMPONENT}.v<N>")
         workloads = [self._spec_ref(graph, spec, ("workloads", i), "workload") for i in range(len(data["workloads"]))]
         systems = [self._spec_ref(graph, spec, ("systems", i), "system") for i in range(len(data["systems"]))]
         if "taxonomy" in data:

@@ -23,7 +23,7 @@ from lrc.runtime.lock import format as lockformat
 from lrc.runtime.lock.canonical import digest, digest_bytes
 from lrc.runtime.lock.templating import render
 
-EXIT_OK, EXIT_PROBLEMS, EXIT_INCOMPLETE, EXIT_REFUSED = 0, 1, 3, 4
+EXIT_OK, EXIT_PROBLEMS, EXIT_INCOMPLETE, EXIT_REFUSED, EXIT_CALIBRATION = 0, 1, 3, 4, 5
 
 
 class Refused(Exception):
@@ -302,15 +302,24 @@ def run(lock_path: Path, out: Path, seed_file: Path | None = None, progress: boo
         summary = outputs.write_all(lock, plan, runs, items, modules, Journal(out / "journal.jsonl", lock["root_digest"], plan["edition"]["ref"]), out)
     print(summary.card, end="")
     print(summary.where)
+    for model, reason in sorted(stats.stopped.items()):
+        endpoint = plan["models"][model].get("api_base") or "its provider's default endpoint"
+        _say(f"lrc execute: {model} ({endpoint}) was stopped: {reason}")
     if summary.incomplete:
-        for model, reason in sorted(stats.stopped.items()):
-            endpoint = plan["models"][model].get("api_base") or "its provider's default endpoint"
-            _say(f"lrc execute: {model} ({endpoint}) was stopped: {reason}")
         _say(f"lrc execute: {summary.incomplete} run(s) were excluded after infrastructure failures "
              f"({stats.describe_exclusions()}); "
              f"run the same command again to resume them (finished calls are not paid again).")
-        return EXIT_INCOMPLETE
-    return EXIT_OK
+    return _finish("lrc execute", summary)
+
+
+def _finish(command: str, summary) -> int:
+    """The exit code of a finished execute or report: calibration failures (5) first -- they
+    stand whatever a resume adds --, then an incomplete run (3), else 0."""
+    if summary.calibration_failed:
+        _say(f"{command}: {summary.calibration_report()}\n"
+             f"  (marked in summary.json under \"calibration\"; the reference models must pass n/n and 0/n)")
+        return EXIT_CALIBRATION
+    return EXIT_INCOMPLETE if summary.incomplete else EXIT_OK
 
 
 def run_cli(lock_path: Path, out: Path, seed_file: Path | None = None, progress: bool = True) -> int:
@@ -354,4 +363,4 @@ def report_cli(lock_path: Path, out: Path) -> int:
         return EXIT_REFUSED
     print(summary.card, end="")
     print(summary.where)
-    return EXIT_INCOMPLETE if summary.incomplete else EXIT_OK
+    return _finish("lrc report", summary)

@@ -340,7 +340,7 @@ def test_bump_all_required_bumps_what_the_gate_refuses_and_lists_stale_pins(proj
     res = run_lrc("bump", "--all-required", cwd=project)
     assert res.returncode == 0, res.stderr
     assert f"{WORKLOAD}: triage.ap-inbox 1 -> 2" in res.stdout
-    assert "specs/editions/demo.yaml:12:5: edition demo pins triage.ap-inbox.v1 at /workloads/1 -> write triage.ap-inbox.v2" in res.stdout
+    assert "specs/editions/demo.yaml:13:5: edition demo pins triage.ap-inbox.v1 at /workloads/1 -> write triage.ap-inbox.v2" in res.stdout
     assert "update them by hand" in res.stdout
     assert (project / WORKLOAD).read_text(encoding="utf-8") == before.replace("\nversion: 1\n", "\nversion: 2\n")
     assert (project / EDITION).read_bytes() == edition_before  # pins are never edited by lrc

@@ -76,6 +76,11 @@ def test_demo_scores_bound_the_workload_and_print_the_rate_card(first, lock_data
     assert "Sort 1,000 AP emails" in res.stdout
     assert spec["footer"] in res.stdout and spec["disclaimer"] in res.stdout
     assert str(out / "rate-card.md") in res.stdout
+    calibration = json.loads((out / "summary.json").read_text(encoding="utf-8"))["calibration"]
+    assert calibration["ok"] is True and calibration["failures"] == [] and calibration["unjudged"] == []
+    assert calibration["cells_checked"] == 2 * sum(
+        len(wl["spec"]["systems"]) for wl in lock_data["plan"]["workloads"].values())
+    assert "calibration" not in res.stderr
 
 
 def test_every_run_has_a_trace_folder(first, lock_data):

@@ -605,7 +605,8 @@ id: wl-e2e
 version: 1
 title: extract + reconcile end-to-end test edition
 date: "2026-11-29"
-standard: ledgerrate.v1
+standard: ledgerrate.v2
+analysis: lrc.analysis.v1
 workloads:
   - {extract}
   - {reconcile}

@@ -30,7 +30,8 @@ id: files
 version: 1
 title: File-input check
 date: "2026-11-29"
-standard: ledgerrate.v1
+standard: ledgerrate.v2
+analysis: lrc.analysis.v1
 workloads: [EXTRACT]
 systems: [single-shot.v1, AGENTIC]
 models:

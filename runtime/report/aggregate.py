@@ -169,6 +169,35 @@ def _roles(edition: Mapping[str, Any]) -> dict[str, str]:
     return roles
 
 
+def calibration(cells: pl.DataFrame) -> dict[str, Any]:
+    """The reference checks (seed §3 via DESIGN §5): in every cell the infrastructure-check
+    model passes n/n and the floor-check model 0/n, or the workload or the harness is broken.
+
+    Judged on graded runs only: a run excluded for infrastructure failure has no verdict (the
+    run is incomplete, exit 3, and a resume grades it). Failures among the graded runs stand
+    whatever the missing runs would do, so they are reported even while runs are missing; a
+    cell with no graded run at all is not judged (`unjudged`)."""
+    failures: list[dict[str, Any]] = []
+    unjudged: list[dict[str, Any]] = []
+    checked = 0
+    for c in cells.sort(*CELL_KEY).iter_rows(named=True):
+        role = c["role"]
+        if role not in CHECK_ROLES:
+            continue
+        where = {k: c[k] for k in CELL_KEY}
+        n, passes = int(c["n"]), int(c["passes"])
+        if n == 0:
+            unjudged.append({**where, "role": role, "infra_excluded": int(c["infra_excluded"])})
+            continue
+        checked += 1
+        expected = n if role == "infrastructure-check" else 0
+        if passes != expected:
+            failures.append({**where, "role": role, "passes": passes, "n": n, "expected_passes": expected,
+                             "infra_excluded": int(c["infra_excluded"]),
+                             "message": f"{role} model passed {passes}/{n}, must pass {expected}/{n}"})
+    return {"ok": not failures, "cells_checked": checked, "failures": failures, "unjudged": unjudged}
+
+
 def aggregate(records: list[Mapping[str, Any]], edition: Mapping[str, Any]) -> pl.DataFrame:
     """One row per cell, sorted by workload, model, system (see CELL_SCHEMA for the columns)."""
     if not records:

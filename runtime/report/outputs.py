@@ -6,6 +6,11 @@ retries, the stop decision) and an evaluation record (every validator result, ve
 failure categories). Then cells.csv/.parquet, the rate card, and summary.json. Outputs are
 sorted and free of wall-clock data, so a resumed run writes the same bytes as an
 uninterrupted one.
+
+This module is the `lrc.analysis` code component: its fingerprint covers it and everything
+it imports (grading, aggregation, statistics, pricing, the rate card, the calibration check),
+the code that computes every published figure. An edition pins it (`analysis:`), the lock
+records its fingerprint, and `lrc execute`/`lrc report` refuse to run with other code.
 """
 
 from __future__ import annotations
@@ -24,6 +29,9 @@ from lrc.runtime.pricing import call_cost, decimal_str, price_for
 from lrc.runtime.report import aggregate as agg
 from lrc.runtime.report.ratecard import rate_card_markdown
 
+COMPONENT_ID = "lrc.analysis"
+COMPONENT_VERSION = 1
+
 TRACE_FORMAT = 1
 
 
@@ -32,6 +40,20 @@ class Summary:
     card: str
     where: str
     incomplete: int
+    calibration: dict[str, Any] | None = None
+
+    @property
+    def calibration_failed(self) -> bool:
+        return bool(self.calibration and not self.calibration["ok"])
+
+    def calibration_report(self) -> str:
+        """The failing reference-check cells, one per line (empty when calibration holds)."""
+        if not self.calibration_failed:
+            return ""
+        lines = [f"calibration failed in {len(self.calibration['failures'])} cell(s): the workload or the harness is broken"]
+        for f in self.calibration["failures"]:
+            lines.append(f"  {f['workload']} / {f['model']} / {f['system']}: {f['message']}")
+        return "\n".join(lines)
 
 
 def _dump(path: Path, value: Any) -> None:
@@ -154,12 +176,13 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
     cells = agg.aggregate(records, edition)
     derived = agg.derived(cells, edition)
     agg.write_cells(cells, out)
+    calibration = agg.calibration(cells)
     card = rate_card_markdown(cells, derived, edition)
     _write_text(out / "rate-card.md", card)
     _dump(out / "summary.json", {
         "plan_digest": lock["root_digest"], "edition": plan["edition"]["ref"], "runs_planned": len(runs),
         "runs_graded": sum(1 for r in records if r["status"] == "graded"), "runs_incomplete": incomplete,
-        "derived": json.loads(json.dumps(derived, default=str)), "software": versions,
+        "derived": json.loads(json.dumps(derived, default=str)), "calibration": calibration, "software": versions,
     })
     where = (f"\nOutputs in {out}:\n"
              f"  rate card       {out / 'rate-card.md'}\n"
@@ -168,4 +191,4 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
              f"  traces          {out / 'runs'}/<workload>/<model>/<system>/<item>.r<N>/{{manifest,trace,evaluation}}.json\n"
              f"  items           {out / 'items'}/<workload>/<item>/ (item.json, answer_key.json)\n"
              f"  journal         {out / 'journal.jsonl'}")
-    return Summary(card=card, where=where, incomplete=incomplete)
+    return Summary(card=card, where=where, incomplete=incomplete, calibration=calibration)

@@ -98,6 +98,10 @@ PRIMARY: dict[str, tuple[str, str, int | None, int | None]] = {
     "code-changed-without-bump": ("LRC5101", "runtime/lrc_test_fixture.py", 4, 21),
     "unpriced-model": ("LRC6001", "specs/editions/demo.yaml", 31, 9),
     "execute-single-shot": ("LRC6005", "specs/workloads/triage.ap-inbox/workload.yaml", 82, 3),
+    "n-below-standard": ("LRC6110", "specs/editions/demo.yaml", 61, 13),
+    "step-cap-exceeded": ("LRC6111", "specs/systems/agentic.yaml", 13, 12),
+    "held-out-seed-reused": ("LRC6112", "specs/editions/2027-01.yaml", 69, 15),
+    "held-out-seed-published": ("LRC6112", "specs/editions/2027-01.yaml", 69, 15),
 }
 
 

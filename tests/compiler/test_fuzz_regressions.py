@@ -4,6 +4,7 @@ now end in diagnostics, quickly, with no exception escaping compile_project."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -50,7 +51,7 @@ def test_integers_beyond_2_53_are_refused_where_they_enter(tmp_path: Path):
         shutil.copytree(REPO / folder, tmp_path / folder)
     edition = tmp_path / "specs/editions/2026-12.yaml"
     original = edition.read_text()
-    edition.write_text(original.replace("version: 1", "version: 99999999999999999999", 1))
+    edition.write_text(re.sub(r"(?m)^version: \d+$", "version: 99999999999999999999", original, count=1))
     result = compile_project(tmp_path, cache=False)
     assert ("LRC2001", "specs/editions/2026-12.yaml") in {(d.code, d.path) for d in result.diagnostics.items}
     edition.write_text(original)

@@ -69,7 +69,7 @@ def test_a_judged_edition_locks_its_rubric_and_a_task_edition_its_tasks_and_taxo
     task.write_text(task.read_text().replace("financial-incorectness", "financial-incorrectness"))
     shutil.copy(BAD / "dev-task-in-test-split/specs/editions/reliability.yaml", root / "specs/editions/reliability.yaml")
     rel = root / "specs/editions/reliability.yaml"
-    rel.write_text(rel.read_text().replace("standard: ledgerrate.v1", "standard: ledgerrate.v1\ntaxonomy: failure-taxonomy.v1"))
+    rel.write_text(rel.read_text().replace("standard: ledgerrate.v2", "standard: ledgerrate.v2\ntaxonomy: failure-taxonomy.v1"))
     result = compile_project(root)
     assert not result.diagnostics.has_errors, _codes(result)
     plan = result.locks["judged"]["plan"]

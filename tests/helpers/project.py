@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -75,7 +76,8 @@ def local_edition_yaml(api_base: str, n_per_cell: int = 15, max_concurrency: int
         "version: 1\n"
         "title: LedgerRate local-server test edition\n"
         "date: \"2026-11-29\"\n"
-        "standard: ledgerrate.v1\n"
+        f"standard: {pinned('ledgerrate')}\n"
+        f"analysis: {pinned('lrc.analysis')}\n"
         f"workloads:\n  - {TRIAGE}\n"
         f"systems:\n  - {pinned('single-shot')}\n  - {pinned('agentic')}\n"
         "models:\n" + "".join(models) +
@@ -104,6 +106,13 @@ def build_project(root: Path, api_base: str, n_per_cell: int = 15, max_concurren
     root.mkdir(parents=True, exist_ok=True)
     for name in ("specs", "schemas"):
         shutil.copytree(REPO / name, root / name)
+    standard = root / "specs" / "standard" / "ledgerrate.yaml"
+    text = standard.read_text(encoding="utf-8")
+    found = re.search(r"(?m)^  n_per_cell: (\d+)", text)
+    if found and n_per_cell < int(found.group(1)):
+        # A small test edition is below the standard's n (LRC6110): this throw-away project
+        # (a fresh ledger, never the repository's) states its own, smaller n.
+        standard.write_text(text[:found.start(1)] + str(n_per_cell) + text[found.end(1):], encoding="utf-8")
     (root / "specs" / "editions" / "local.yaml").write_text(
         local_edition_yaml(api_base, n_per_cell, max_concurrency, reference_models), encoding="utf-8")
     result = compile_project(root)
