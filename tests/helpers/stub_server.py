@@ -182,7 +182,9 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode("utf-8")
+        self._send_raw(status, json.dumps(payload).encode("utf-8"), headers)
+
+    def _send_raw(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -228,6 +230,12 @@ class _Handler(BaseHTTPRequestHandler):
                     message += f" (request had Authorization: {self.headers.get('Authorization')})"
                 self._send_json(fault.status, {"error": {"message": message, "type": kind, "code": kind}}, headers)
                 return
+            raw_reply = stub.reply_hook(body) if stub.reply_hook is not None else None
+            if raw_reply is not None:
+                self._send_raw(200, raw_reply)
+                record.status = 200
+                record.response = {"raw": raw_reply[:200].decode("utf-8", "replace")}
+                return
             response = reply_for(body, behaviour)
             self._send_json(200, response)
             record.status = 200
@@ -263,6 +271,9 @@ class StubServer:
         self.behaviour = behaviour
         self.behaviours: dict[str, str] = {}  # per model name, overrides `behaviour`
         self.delay = delay
+        #: body -> raw response bytes (sent with status 200) or None for the normal reply: a
+        #: hostile provider or model, for fuzzing (the bytes need not be valid JSON at all).
+        self.reply_hook: Callable[[dict[str, Any]], bytes | None] | None = None
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -321,7 +332,8 @@ class StubServer:
     # -- configuration ---------------------------------------------------------------------
 
     def reset(self, behaviour: str = "baseline", faults: Iterable[Fault] = (), delay: float = 0.0,
-              behaviours: dict[str, str] | None = None) -> None:
+              behaviours: dict[str, str] | None = None,
+              reply_hook: Callable[[dict[str, Any]], bytes | None] | None = None) -> None:
         """Forget recorded requests and set a new behaviour, faults and delay."""
         if not set(behaviour.split("+")) <= set(BEHAVIOURS):
             raise ValueError(f"unknown behaviour {behaviour!r}; known: {BEHAVIOURS}, or several joined by '+'")
@@ -331,6 +343,7 @@ class StubServer:
             self.behaviour = behaviour
             self.behaviours = dict(behaviours or {})
             self.delay = delay
+            self.reply_hook = reply_hook
 
     def set_faults(self, faults: Iterable[Fault]) -> None:
         with self._lock:
