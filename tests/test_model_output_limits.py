@@ -221,9 +221,8 @@ def test_hostile_replies_are_graded_never_an_internal_error_nor_retried(hostile_
     # The unreadable responses ended their runs as invalid output, in both systems.
     runs = {r["run"]: r for r in journal_records(out) if r["type"] == "run" and f"|{STUB_MODEL}|" in r["run"]}
     by_case = {}
-    for key, run in runs.items():
-        batch = int(_BATCH.findall(key)[0]) if _BATCH.findall(key) else None
-        by_case.setdefault(E2E_CASES[(batch - 1) % len(E2E_CASES)] if batch else key, []).append(run["outcome"])
+    for run in runs.values():  # item n (0-based) is batch AP-B(n+1)
+        by_case.setdefault(E2E_CASES[run["item_index"] % len(E2E_CASES)], []).append(run["outcome"])
     for case in E2E_CASES:
         if case.startswith("shape:") or case.startswith("content:"):
             assert by_case.get(case) == ["invalid_output", "invalid_output"], (case, by_case.get(case))

@@ -82,6 +82,8 @@ class Fault:
     match: Callable[[dict[str, Any]], bool] | None = None
     first: int | None = None
     echo_auth: bool = False  # put the Authorization header into the error message (a leak test)
+    #: put echo(Authorization header) into the error message: an encoded or cut key (a leak test)
+    echo: Callable[[str | None], str] | None = None
     hits: int = 0
 
     def __post_init__(self) -> None:
@@ -228,6 +230,8 @@ class _Handler(BaseHTTPRequestHandler):
                 message = f"stub fault: HTTP {fault.status}"
                 if fault.echo_auth:
                     message += f" (request had Authorization: {self.headers.get('Authorization')})"
+                if fault.echo is not None:
+                    message += f" ({fault.echo(self.headers.get('Authorization'))})"
                 self._send_json(fault.status, {"error": {"message": message, "type": kind, "code": kind}}, headers)
                 return
             raw_reply = stub.reply_hook(body) if stub.reply_hook is not None else None
