@@ -16,7 +16,7 @@ from lrc.runtime import boundedjson
 from lrc.runtime.checks.results import ValidatorResult, result
 
 COMPONENT_ID = "lrc.output-contract"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 
 MAX_ANSWER_CHARS = boundedjson.MAX_CHARS
 

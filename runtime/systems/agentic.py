@@ -16,7 +16,7 @@ from lrc.runtime import boundedjson
 from lrc.runtime.systems.base import RunContext, RunOutcome
 
 COMPONENT_ID = "lrc.system.agentic"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 
 
 def _arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from lrc.runtime.systems.base import RunContext, RunOutcome
 
 COMPONENT_ID = "lrc.system.single-shot"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 
 
 async def run(ctx: RunContext) -> RunOutcome:

@@ -40,6 +40,17 @@ _ZERO_PRICE = """\
 _REFERENCE_ROLES = {"lrc/oracle": "infrastructure-check", "lrc/null": "floor-check", "lrc/baseline": "baseline"}
 
 
+def _demo_pin(prefix: str) -> str:
+    """The version of `prefix` the repository's demo edition pins (e.g. `triage.ap-inbox.v2`),
+    so the local edition follows re-locks instead of hard-coding a version."""
+    import re
+
+    text = (REPO / "specs" / "editions" / "demo.yaml").read_text(encoding="utf-8")
+    found = re.search(rf"^  - ({re.escape(prefix)}\.v\d+)\s*$", text, re.MULTILINE)
+    assert found, f"the demo edition pins no {prefix}"
+    return found.group(1)
+
+
 def local_edition_yaml(api_base: str, n_per_cell: int = 15, max_concurrency: int = 4,
                        reference_models: Sequence[str] = ("lrc/baseline",), edition_id: str = "local") -> str:
     models = [
@@ -72,8 +83,8 @@ def local_edition_yaml(api_base: str, n_per_cell: int = 15, max_concurrency: int
         "title: LedgerRate local-server test edition\n"
         "date: \"2026-11-29\"\n"
         "standard: ledgerrate.v1\n"
-        "workloads:\n  - triage.ap-inbox.v1\n"
-        "systems:\n  - single-shot.v1\n  - agentic.v1\n"
+        f"workloads:\n  - {_demo_pin('triage.ap-inbox')}\n"
+        f"systems:\n  - {_demo_pin('single-shot')}\n  - {_demo_pin('agentic')}\n"
         "models:\n" + "".join(models) +
         "pricing:\n" + "".join(prices) +
         f"n_per_cell: {n_per_cell}\n"
@@ -135,7 +146,7 @@ def run_lrc(*args: str | Path, env: dict[str, str] | None = None, cwd: Path | No
                           capture_output=True, text=True, timeout=timeout)
 
 
-TRIAGE = "triage.ap-inbox.v1"
+TRIAGE = _demo_pin("triage.ap-inbox")
 
 
 def read_cells(out: Path, workload: str = TRIAGE) -> dict[tuple[str, str], dict[str, str]]:

@@ -33,7 +33,7 @@ from lrc.runtime.workloads.base import Item, Reply, ToolCall
 from lrc.runtime.workloads.kit import message_text, next_turn, tool_results
 
 COMPONENT_ID = "extract.invoice.reference"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 
 Message = Mapping[str, Any]
 

@@ -16,7 +16,7 @@ from lrc.runtime.workloads.base import Item, ToolOutcome
 from lrc.runtime.workloads.kit import ToolDispatch, tool_error
 
 COMPONENT_ID = "query.nl2sql.tools"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 
 DATABASE = "finance.db"
 MAX_ROWS_SHOWN = 100

@@ -20,7 +20,7 @@ from lrc.runtime.workloads.base import Item, ToolOutcome
 from lrc.runtime.workloads.kit import TRUNCATION_MARKER, ToolDispatch, tool_error  # noqa: F401 - the marker of this toolbox's capped results
 
 COMPONENT_ID = "reconcile.ledger.tools"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 100
