@@ -240,8 +240,6 @@ def test_a_kill_while_creating_the_journal_leaves_no_journal_at_all(tmp_path, mo
     class Killed(BaseException):
         pass
 
-    real = {"fsync": os.fsync, "replace": os.replace}
-
     def die(*args, **kwargs):
         raise Killed()
 
@@ -251,8 +249,7 @@ def test_a_kill_while_creating_the_journal_leaves_no_journal_at_all(tmp_path, mo
         monkeypatch.setattr(journal_module.os, fail_at, die)
     with pytest.raises(Killed):
         Journal(path, "sha256:x", "e")
-    monkeypatch.setattr(journal_module.os, "fsync", real["fsync"])
-    monkeypatch.setattr(journal_module.os, "replace", real["replace"])
+    monkeypatch.undo()
     assert not path.exists()
     assert list(tmp_path.iterdir()) == []
     journal = Journal(path, "sha256:x", "e")
