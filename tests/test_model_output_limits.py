@@ -218,14 +218,17 @@ def test_hostile_replies_are_graded_never_an_internal_error_nor_retried(hostile_
     # Every single-shot reply is hostile: none passes, every one is invalid output.
     single = read_cells(out)[(STUB_MODEL, "single-shot")]
     assert (single["passes"], single["invalid_output"]) == ("0", str(len(E2E_CASES))), single
-    # The unreadable responses ended their runs as invalid output, in both systems.
+    # The unreadable responses ended their runs as invalid output, in both systems; hostile
+    # text answers were graded invalid output too (args cases went on after a tool error).
     runs = {r["run"]: r for r in journal_records(out) if r["type"] == "run" and f"|{STUB_MODEL}|" in r["run"]}
-    by_case = {}
+    by_case: dict[str, list[str]] = {}
     for run in runs.values():  # item n (0-based) is batch AP-B(n+1)
         by_case.setdefault(E2E_CASES[run["item_index"] % len(E2E_CASES)], []).append(run["outcome"])
     for case in E2E_CASES:
-        if case.startswith("shape:") or case.startswith("content:"):
+        if case.startswith("shape:"):
             assert by_case.get(case) == ["invalid_output", "invalid_output"], (case, by_case.get(case))
+    agentic_row = read_cells(out)[(STUB_MODEL, "agentic")]
+    assert int(agentic_row["invalid_output"]) >= sum(not c.startswith("args:") for c in E2E_CASES), agentic_row
 
 
 def test_a_resume_repays_nothing_and_report_rebuilds_the_same_outputs(hostile_run, stub):
