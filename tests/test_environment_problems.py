@@ -42,7 +42,7 @@ def clean(stub: StubServer, lock: Path, tmp_path_factory) -> Path:
 
 
 def execute(lock: Path, out: Path) -> subprocess.CompletedProcess:
-    return run_lrc("execute", lock, "--out", out, "--no-progress", env=lrc_env(KEY))
+    return run_lrc("execute", lock, "--out", out, "--no-progress", env=lrc_env(KEY), timeout=900)
 
 
 def clear(res: subprocess.CompletedProcess, code: int, *words: str) -> None:
@@ -147,12 +147,12 @@ def test_report_reads_a_read_only_folder_without_opening_the_journal_for_writing
     assert execute(lock, out).returncode == 0
     journal_before = (out / "journal.jsonl").read_bytes()
     ro_folder.set(True)
-    res = run_lrc("report", lock, "--out", out, env=lrc_env(KEY))
+    res = run_lrc("report", lock, "--out", out, env=lrc_env(KEY), timeout=900)
     # The journal is read (the rate card is rebuilt); writing the outputs is what fails, clearly.
     clear(res, 6, "cannot write the outputs", "journal is intact")
     ro_folder.set(False)
     assert (out / "journal.jsonl").read_bytes() == journal_before
-    again = run_lrc("report", lock, "--out", out, env=lrc_env(KEY))
+    again = run_lrc("report", lock, "--out", out, env=lrc_env(KEY), timeout=900)
     assert again.returncode == 0, again.stderr
     assert read_cells(out) == read_cells(clean)
 
@@ -201,7 +201,7 @@ def test_disk_full_during_a_journal_write_is_exit_6_loses_nothing_and_resumes(lo
     stub.reset()
     script = _FAIL_WRITES.format(after=after, errno_name=errno_name)
     res = subprocess.run([sys.executable, "-c", script, "execute", str(lock), "--out", str(out), "--no-progress"],
-                         env=lrc_env(KEY), cwd=REPO, capture_output=True, text=True, timeout=300)
+                         env=lrc_env(KEY), cwd=REPO, capture_output=True, text=True, timeout=900)
     clear(res, 6, "run the same command again")
     assert os.strerror(getattr(__import__("errno"), errno_name)) in res.stderr
     # Nothing torn, nothing lost: every line is whole, and exactly `after` records follow the header.

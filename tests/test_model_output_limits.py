@@ -201,7 +201,7 @@ def hostile_run(stub: StubServer, tmp_path_factory):
     lock = build_project(tmp_path_factory.mktemp("hostile-project"), stub.api_base, n_per_cell=len(E2E_CASES))
     stub.reset(reply_hook=hostile_hook)
     out = tmp_path_factory.mktemp("hostile") / "out"
-    res = run_lrc("execute", lock, "--out", out, "--no-progress", env=lrc_env(KEY))
+    res = run_lrc("execute", lock, "--out", out, "--no-progress", env=lrc_env(KEY), timeout=900)
     return lock, out, res, stub.snapshot()
 
 
@@ -235,10 +235,10 @@ def test_a_resume_repays_nothing_and_report_rebuilds_the_same_outputs(hostile_ru
     lock, out, res, records = hostile_run
     before = {k: v for k, v in tree(out).items() if not k.startswith(".")}
     stub.reset(reply_hook=hostile_hook)
-    again = run_lrc("execute", lock, "--out", out, "--no-progress", env=lrc_env(KEY))
+    again = run_lrc("execute", lock, "--out", out, "--no-progress", env=lrc_env(KEY), timeout=900)
     assert again.returncode == 0, again.stderr[-3000:]
     assert stub.count == 0, "a resume repaid journaled calls"
-    report = run_lrc("report", lock, "--out", out, env=lrc_env(KEY))
+    report = run_lrc("report", lock, "--out", out, env=lrc_env(KEY), timeout=900)
     assert report.returncode == 0, report.stderr[-3000:]
     after = {k: v for k, v in tree(out).items() if not k.startswith(".")}
     assert after == before
@@ -258,7 +258,7 @@ def test_report_survives_a_journal_holding_5000_digit_integers_and_deep_nesting(
             rec["answer_text"] = payloads[n % len(payloads)]
         lines.append(json.dumps(rec, sort_keys=True))
     (copy / "journal.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    report = run_lrc("report", lock, "--out", copy, env=lrc_env(KEY))
+    report = run_lrc("report", lock, "--out", copy, env=lrc_env(KEY), timeout=900)
     assert report.returncode == 0, report.stderr[-3000:]
     evaluations = [json.loads(v) for v in tree(copy / "runs", "evaluation.json").values()]
     assert evaluations and Counter(e["verdict"] for e in evaluations)["fail"] > 0

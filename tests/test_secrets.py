@@ -125,7 +125,7 @@ def test_no_form_of_an_echoed_key_reaches_the_journal_traces_outputs_or_stderr(s
     # Each of the first requests fails with a 503 echoing one form; they are retried and the run completes.
     stub.reset(faults=[Fault("status", status=503, requests=[i + 1], echo=_echo(name)) for i, name in enumerate(FORMS)])
     out = tmp_path / "out"
-    res = run_lrc("execute", lock, "--out", out, "--no-progress", env=lrc_env(KEY, LRC_MAX_ATTEMPTS="30"))
+    res = run_lrc("execute", lock, "--out", out, "--no-progress", env=lrc_env(KEY, LRC_MAX_ATTEMPTS="30"), timeout=900)
     assert res.returncode == 0, res.stderr[-2000:]
     assert sum(1 for r in stub.snapshot() if r.fault) == len(FORMS)
     files = tree(out)
@@ -134,7 +134,7 @@ def test_no_form_of_an_echoed_key_reaches_the_journal_traces_outputs_or_stderr(s
     for name, data in files.items():
         assert not leaked(data.decode("utf-8", "replace")), f"key material in {name}"
     assert not leaked(res.stdout + res.stderr)
-    report = run_lrc("report", lock, "--out", out, env=lrc_env(KEY))
+    report = run_lrc("report", lock, "--out", out, env=lrc_env(KEY), timeout=900)
     assert report.returncode == 0 and not leaked(report.stdout + report.stderr)
 
 
@@ -142,7 +142,7 @@ def test_no_form_of_an_echoed_key_reaches_the_journal_traces_outputs_or_stderr(s
 def test_a_rejected_key_echoed_in_any_form_is_not_printed(stub, lock, tmp_path, name):
     stub.reset(faults=[Fault("status", status=401, echo=_echo(name))])
     out = tmp_path / "out"
-    res = run_lrc("execute", lock, "--out", out, "--no-progress", env=lrc_env(KEY))
+    res = run_lrc("execute", lock, "--out", out, "--no-progress", env=lrc_env(KEY), timeout=900)
     assert res.returncode == 1, res.stderr[-2000:]
     assert "HTTP 401" in res.stderr and "Traceback" not in res.stderr
     assert not leaked(res.stdout + res.stderr), res.stderr
