@@ -219,6 +219,12 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
             if t.done() and not t.cancelled() and t.exception() is not None:
                 raise t.exception()
     except BaseException:
+        # Cancelling a call inside litellm leaves the provider coroutine litellm created but
+        # had not awaited yet; Python then warns "coroutine ... was never awaited" at exit.
+        # The call is abandoned on purpose (it was never journaled, a resume makes it again).
+        import warnings
+
+        warnings.filterwarnings("ignore", message=r"coroutine '.*' was never awaited", category=RuntimeWarning)
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
