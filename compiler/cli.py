@@ -2,8 +2,9 @@
 
 Exit codes: 0 ok; 1 problems in specs or inputs the user can fix; 2 usage error;
 3 a run ended incomplete (infrastructure failures exhausted their retries: run it again to
-resume); 4 a plan.lock was refused (tampered, stale or foreign); 5 calibration failed
-(`execute`/`report`: the oracle below n/n or the null model above 0 in some cell); 70 an
+resume); 4 a plan.lock or output folder was refused (tampered, stale or foreign); 5 calibration
+failed (`execute`/`report`: the oracle below n/n or the null model above 0 in some cell); 6 the
+output folder is unusable (a file, read-only, disk full: fix it and rerun to resume); 70 an
 internal error (a bug).
 `lrc diff` follows Terraform's -detailed-exitcode: 0 nothing changed, 2 something changed,
 1 error (spec errors, a bad ref or lock).
@@ -454,7 +455,10 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_USAGE
         if os.environ.get("LRC_TRACEBACK"):
             raise
-        print(f"lrc: internal error (this is a bug in lrc): {type(exc).__name__}: {exc}\n"
+        from lrc.runtime.redact import build_redactor  # an exception's text may hold an echoed API key
+
+        detail = build_redactor()(f"{type(exc).__name__}: {exc}")[:2000]
+        print(f"lrc: internal error (this is a bug in lrc): {detail}\n"
               f"     rerun with LRC_TRACEBACK=1 to see where, and report it.", file=sys.stderr)
         return EXIT_INTERNAL
 

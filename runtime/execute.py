@@ -23,7 +23,7 @@ from lrc.runtime.lock import format as lockformat
 from lrc.runtime.lock.canonical import digest, digest_bytes
 from lrc.runtime.lock.templating import render
 
-EXIT_OK, EXIT_PROBLEMS, EXIT_INCOMPLETE, EXIT_REFUSED, EXIT_CALIBRATION = 0, 1, 3, 4, 5
+EXIT_OK, EXIT_PROBLEMS, EXIT_INCOMPLETE, EXIT_REFUSED, EXIT_CALIBRATION, EXIT_UNUSABLE = 0, 1, 3, 4, 5, 6
 
 
 class Refused(Exception):
@@ -32,6 +32,16 @@ class Refused(Exception):
 
 class Aborted(Exception):
     """A configuration problem stopped the run (missing key, rejected request)."""
+
+
+class Unusable(Exception):
+    """The output folder cannot be written (not a folder, read-only, disk full): nothing
+    journaled is lost, and the same command resumes once the cause is gone."""
+
+
+def _os_problem(exc: OSError) -> str:
+    where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+    return f"{exc.strerror or type(exc).__name__}{where}"
 
 
 @dataclass(frozen=True)
@@ -173,13 +183,14 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
                 if done["request"] != request:
                     raise Aborted(f"{spec.key} step {step}: the request differs from the journaled one; the run is not deterministic")
                 r = done["response"]
-                return Turn(r["message"], r["finish_reason"], r["refusal"])
+                return Turn(r["message"], r["finish_reason"], r["refusal"], r.get("invalid"))
             res = await adapter.complete(model, messages, tools, system.get("request_timeout_seconds", 300), lanes[spec.model], budget)
             journal.append({"type": "call", "run": spec.key, "step": step, "request": request,
-                            "response": {"message": res.message, "finish_reason": res.finish_reason, "refusal": res.refusal},
+                            "response": {"message": res.message, "finish_reason": res.finish_reason, "refusal": res.refusal,
+                                         **({"invalid": res.invalid} if res.invalid else {})},
                             "usage": res.usage, "attempts": res.attempts, "response_model": res.response_model,
                             "infra_failures": [vars(f) for f in res.failures], "latency_ms": res.latency_ms})
-            return Turn(res.message, res.finish_reason, res.refusal)
+            return Turn(res.message, res.finish_reason, res.refusal, res.invalid)
 
         budget = lanes[spec.model].run_budget()
         ctx = RunContext(messages=render_messages(workload, spec.system, item, model), tools=workload["tools"].get(spec.system, []),
@@ -209,9 +220,20 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
     tasks = [asyncio.ensure_future(one(r)) for r in pending]
     ticker = asyncio.ensure_future(_show_infra(bar, stats)) if bar else None
     try:
-        for fut in asyncio.as_completed(tasks):
-            await fut
+        # The first failure stops the run (asyncio.wait, unlike as_completed, leaves no
+        # coroutine un-awaited behind when it does).
+        if tasks:
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        for t in tasks:
+            if t.done() and not t.cancelled() and t.exception() is not None:
+                raise t.exception()
     except BaseException:
+        # Cancelling a call inside litellm leaves the provider coroutine litellm created but
+        # had not awaited yet; Python then warns "coroutine ... was never awaited" at exit.
+        # The call is abandoned on purpose (it was never journaled, a resume makes it again).
+        import warnings
+
+        warnings.filterwarnings("ignore", message=r"coroutine '.*' was never awaited", category=RuntimeWarning)
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -247,8 +269,13 @@ class _OutLock:
     """One `lrc execute` per output folder at a time."""
 
     def __init__(self, out: Path):
-        out.mkdir(parents=True, exist_ok=True)
-        self.fh = open(out / ".lrc-execute.lock", "w")
+        if out.exists() and not out.is_dir():
+            raise Unusable(f"--out {out} is a file, not a folder; pass a folder (it is created if missing)")
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            self.fh = open(out / ".lrc-execute.lock", "w")
+        except OSError as exc:
+            raise Unusable(f"cannot use {out} as the output folder: {_os_problem(exc)}") from exc
 
     def __enter__(self) -> "_OutLock":
         try:
@@ -264,10 +291,9 @@ class _OutLock:
 
 def run(lock_path: Path, out: Path, seed_file: Path | None = None, progress: bool = True) -> int:
     from lrc.runtime import items as item_gen
-    from lrc.runtime.journal import Journal, JournalError
+    from lrc.runtime.journal import Journal, JournalError, JournalWriteError
     from lrc.runtime.models import adapter, infra
     from lrc.runtime.redact import build_redactor
-    from lrc.runtime.report import outputs
 
     try:
         settings = infra.InfraSettings.from_env()  # the one place the operating settings are read
@@ -283,23 +309,37 @@ def run(lock_path: Path, out: Path, seed_file: Path | None = None, progress: boo
     seed = resolve_seed(plan, seed_file)
     modules = import_modules(plan)
     with _OutLock(out):
+        journal_path = out / "journal.jsonl"
         try:
-            journal = Journal(out / "journal.jsonl", lock["root_digest"], plan["edition"]["ref"], redact=build_redactor())
+            journal = Journal(journal_path, lock["root_digest"], plan["edition"]["ref"], redact=build_redactor())
         except JournalError as exc:
             raise Refused(str(exc)) from exc
+        except OSError as exc:
+            raise Unusable(f"cannot write the journal in {out}: {_os_problem(exc)}") from exc
         if journal.truncated_tail:
             _say("note: the journal's last line was incomplete (the previous run was killed mid-write); it was cut off")
-        items = item_gen.generate(plan, seed)
-        item_gen.write(items, out)
-        runs = plan_runs(plan, items)
-        done = sum(1 for r in runs if r.key in journal.runs)
-        if done:
-            _say(f"resuming: {done} of {len(runs)} runs already journaled; they are not repeated")
         try:
+            items = item_gen.generate(plan, seed)
+            try:
+                item_gen.write(items, out)
+            except item_gen.ItemError as exc:
+                raise Refused(f"{exc} (the folder holds another plan's items)") from exc
+            runs = plan_runs(plan, items)
+            done = sum(1 for r in runs if r.key in journal.runs)
+            if done:
+                _say(f"resuming: {done} of {len(runs)} runs already journaled; they are not repeated")
             stats = asyncio.run(_execute(plan, runs, items, modules, journal, progress, settings))
+        except JournalWriteError as exc:
+            kept = len(journal.runs)
+            raise Unusable(f"{exc}; the {kept} run(s) journaled so far are kept. "
+                           f"Free the space (or make {out} writable) and run the same command again to resume.") from exc
+        except OSError as exc:
+            raise Unusable(f"cannot write in {out}: {_os_problem(exc)}. "
+                           f"Fix it and run the same command again to resume.") from exc
         finally:
             journal.close()
-        summary = outputs.write_all(lock, plan, runs, items, modules, Journal(out / "journal.jsonl", lock["root_digest"], plan["edition"]["ref"]), out)
+        summary = _write_outputs(lock, plan, runs, items, modules, Journal(journal_path, lock["root_digest"], plan["edition"]["ref"],
+                                                                           readonly=True), out)
     print(summary.card, end="")
     print(summary.where)
     for model, reason in sorted(stats.stopped.items()):
@@ -322,6 +362,16 @@ def _finish(command: str, summary) -> int:
     return EXIT_INCOMPLETE if summary.incomplete else EXIT_OK
 
 
+def _write_outputs(lock, plan, runs, items, modules, journal, out: Path):
+    from lrc.runtime.report import outputs
+
+    try:
+        return outputs.write_all(lock, plan, runs, items, modules, journal, out)
+    except OSError as exc:
+        raise Unusable(f"cannot write the outputs in {out}: {_os_problem(exc)}; the journal is intact: fix it and run "
+                       f"`lrc report` (or the same `lrc execute`) again") from exc
+
+
 def run_cli(lock_path: Path, out: Path, seed_file: Path | None = None, progress: bool = True) -> int:
     from lrc.runtime.redact import build_redactor
 
@@ -335,32 +385,41 @@ def run_cli(lock_path: Path, out: Path, seed_file: Path | None = None, progress:
     except Aborted as exc:
         _say(redact(f"lrc execute: {exc}"))
         return EXIT_PROBLEMS
+    except Unusable as exc:
+        _say(redact(f"lrc execute: {exc}"))
+        return EXIT_UNUSABLE
 
 
 def report_cli(lock_path: Path, out: Path) -> int:
     """Rebuild every output of a run folder from its journal, without calling any model."""
     from lrc.runtime import items as item_gen
     from lrc.runtime.journal import Journal, JournalError
-    from lrc.runtime.report import outputs
+    from lrc.runtime.redact import build_redactor
 
+    redact = build_redactor()
     try:
         lock = load_verified(lock_path)
         plan = lock["plan"]
         if not (out / "journal.jsonl").exists():
             raise Refused(f"{out} has no journal.jsonl; run `lrc execute` first")
         try:
-            journal = Journal(out / "journal.jsonl", lock["root_digest"], plan["edition"]["ref"])
+            journal = Journal(out / "journal.jsonl", lock["root_digest"], plan["edition"]["ref"], readonly=True)
         except JournalError as exc:
             raise Refused(str(exc)) from exc
+        except OSError as exc:
+            raise Refused(f"cannot read {out / 'journal.jsonl'}: {_os_problem(exc)}") from exc
         seed = resolve_seed(plan, None) if plan["seed"]["policy"] == "public" else None
         if seed is None:
             raise Refused("a held-out edition's report needs its items; rerun `lrc execute` with --seed-file")
         items = item_gen.generate(plan, seed)
         runs = plan_runs(plan, items)
-        summary = outputs.write_all(lock, plan, runs, items, import_modules(plan), journal, out)
+        summary = _write_outputs(lock, plan, runs, items, import_modules(plan), journal, out)
     except Refused as exc:
-        _say(f"lrc report: {exc}")
+        _say(redact(f"lrc report: {exc}"))
         return EXIT_REFUSED
+    except Unusable as exc:
+        _say(redact(f"lrc report: {exc}"))
+        return EXIT_UNUSABLE
     print(summary.card, end="")
     print(summary.where)
     return _finish("lrc report", summary)

@@ -46,6 +46,10 @@ def grade(workload: dict[str, Any], run: dict[str, Any], answer_key: dict[str, A
     results: list[ValidatorResult] = []
     outcome = run["outcome"]
     categories: list[str] = []
+    if outcome == "invalid_output":
+        reasons = [e.get("detail") for e in run.get("events") or [] if isinstance(e, dict) and e.get("event") == "invalid_response"]
+        results.append(contract.unparseable(str(reasons[-1]) if reasons else "the response could not be read"))
+        return {"results": results, "verdict": "fail", "outcome": "invalid_output", "failure_categories": ["invalid-output"]}
     if outcome != "answered":
         results.append(result("lrc.run-outcome", 1, "fail", observed=outcome, expected="an answer", location=f"step {run['steps']}",
                               message={"step_cap": f"the model was still acting after the {run['steps']}-step cap",

@@ -1,31 +1,133 @@
-"""Keep secrets out of everything a run writes.
+"""Keep secrets out of everything a run writes or prints.
 
-API keys live in the environment. Any environment value whose name says it is a secret
-(KEY, TOKEN, SECRET, PASSWORD) is replaced by `[REDACTED:<NAME>]` in every journal line and
-trace before it touches the disk, whatever path it took into the text (an echoed error, a
-URL, a tool result).
+API keys live in the environment. Any environment value of 8 or more characters whose name
+says it is a secret (KEY, TOKEN, SECRET, PASSWORD, CREDENTIAL) is replaced by
+`[REDACTED:<NAME>]` in every journal line, trace and message before it reaches a disk or a
+terminal, whatever path it took into the text (an echoed error, a URL, a header dump, a tool
+result) and in whatever common form it appears:
+
+- the value itself, and any piece of it of 8 or more characters (a prefix a provider printed
+  of a key, or a key cut by a line limit);
+- base64, as in an echoed `Authorization: Basic` header: `user:key`, `:key` and `key` put
+  the key at any of the three byte alignments, so every alignment is matched (standard and
+  URL-safe alphabets), and any 8-character piece of those;
+- URL (percent) encoding, and hexadecimal (lower or upper case, pieces of 16 or more hex
+  digits: 8-digit pieces of hex would match ordinary digests too often).
+
+Variables whose name says they hold a location or a setting rather than a credential
+(`*_DIR`, `*_PATH`, `*_FILE`, `*_URL`...) are redacted only where their exact value appears.
+
+`redact(text)` works on text; `redact_value(value, redact)` on every string (and key) of a
+JSON-like value, so a redacted record is still valid JSON: redacting the encoded line could
+cut an escape sequence in half.
 """
 
 from __future__ import annotations
 
+import base64
 import os
 import re
+from typing import Any, Callable
+from urllib.parse import quote
 
 SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.IGNORECASE)
+NOT_A_CREDENTIAL = re.compile(r"_(DIR|PATH|FILE|HOME|CACHE|URL|ENDPOINT|REGION|PROFILE|CONFIG|ID_PREFIX)$", re.IGNORECASE)
 MIN_SECRET_LEN = 8
+MIN_PIECE = 8  # the shortest piece of a secret (or of an encoding of it) that is redacted
+MIN_HEX_PIECE = 16
 
 
-def build_redactor(environ: dict[str, str] | None = None):
+def _base64_cores(raw: bytes) -> set[str]:
+    """The part of base64(prefix + raw + suffix) that depends on `raw` alone, for each of the
+    three byte alignments `raw` can have (prefix length mod 3), in both alphabets."""
+    cores: set[str] = set()
+    for pad in range(3):
+        encoded = base64.b64encode(b"\0" * pad + raw).decode("ascii")
+        consumed = (3 - pad) % 3  # key bytes in the first group, shared with the prefix
+        start = 4 if pad else 0
+        full_groups = (len(raw) - consumed) // 3
+        core = encoded[start:start + 4 * full_groups]
+        if len(core) >= MIN_PIECE:
+            cores.add(core)
+            cores.add(core.replace("+", "-").replace("/", "_"))
+    return cores
+
+
+def forms_of(value: str) -> list[tuple[str, int]]:
+    """(form, shortest piece of it to redact) for a secret value: the value and its encodings."""
+    raw = value.encode("utf-8")
+    forms: dict[str, int] = {value: MIN_PIECE, quote(value, safe=""): MIN_PIECE}
+    for core in _base64_cores(raw):
+        forms.setdefault(core, MIN_PIECE)
+    forms[raw.hex()] = MIN_HEX_PIECE
+    forms[raw.hex().upper()] = MIN_HEX_PIECE
+    return [(f, n) for f, n in forms.items() if len(f) >= n]
+
+
+class _Secret:
+    def __init__(self, name: str, value: str, pieces: bool):
+        self.name = name
+        self.value = value
+        self.forms = forms_of(value) if pieces else [(value, len(value))]
+        # every piece of the shortest redacted length, to find occurrences with str.find
+        self.seeds = [(form, i, form[i:i + n]) for form, n in self.forms for i in range(len(form) - n + 1)]
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        found: list[tuple[int, int]] = []
+        for form, i, seed in self.seeds:
+            pos = text.find(seed)
+            while pos != -1:
+                start, end, a, b = pos, pos + len(seed), i, i + len(seed)
+                while start > 0 and a > 0 and text[start - 1] == form[a - 1]:
+                    start, a = start - 1, a - 1
+                while end < len(text) and b < len(form) and text[end] == form[b]:
+                    end, b = end + 1, b + 1
+                found.append((start, end))
+                pos = text.find(seed, end)
+        return found
+
+
+def build_redactor(environ: dict[str, str] | None = None) -> Callable[[str], str]:
     environ = dict(os.environ if environ is None else environ)
-    secrets = sorted(
-        ((name, value) for name, value in environ.items() if SECRET_NAME.search(name) and len(value) >= MIN_SECRET_LEN),
-        key=lambda kv: -len(kv[1]),
-    )
+    secrets = [
+        _Secret(name, value, pieces=not NOT_A_CREDENTIAL.search(name) and not any(c.isspace() for c in value))
+        for name, value in sorted(environ.items())
+        if SECRET_NAME.search(name) and len(value) >= MIN_SECRET_LEN
+    ]
 
     def redact(text: str) -> str:
-        for name, value in secrets:
-            if value in text:
-                text = text.replace(value, f"[REDACTED:{name}]")
-        return text
+        if not secrets or not text:
+            return text
+        spans: list[tuple[int, int, str]] = []
+        for secret in secrets:
+            spans.extend((s, e, secret.name) for s, e in secret.spans(text))
+        if not spans:
+            return text
+        spans.sort()
+        out: list[str] = []
+        cursor = 0
+        merged_end = -1
+        for start, end, name in spans:
+            if start < merged_end:  # overlaps what is already redacted: widen it
+                if end > merged_end:
+                    merged_end = end
+                    cursor = end
+                continue
+            out.append(text[cursor:start])
+            out.append(f"[REDACTED:{name}]")
+            cursor = merged_end = end
+        out.append(text[cursor:])
+        return "".join(out)
 
     return redact
+
+
+def redact_value(value: Any, redact: Callable[[str], str]) -> Any:
+    """A copy of a JSON-like value with every string and object key redacted."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact(k) if isinstance(k, str) else k: redact_value(v, redact) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_value(v, redact) for v in value]
+    return value

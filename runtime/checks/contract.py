@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from lrc.runtime import boundedjson
 from lrc.runtime.checks.results import ValidatorResult, result
 from lrc.runtime.lock import safe_regex
 
 COMPONENT_ID = "lrc.output-contract"
 COMPONENT_VERSION = 2
 
-MAX_ANSWER_CHARS = 1_000_000
+MAX_ANSWER_CHARS = boundedjson.MAX_CHARS
 
 
 class NoJSON(ValueError):
@@ -23,25 +24,25 @@ class NoJSON(ValueError):
 
 
 def extract_json(text: str | None) -> Any:
-    """The first JSON object or array in a reply, tolerating prose and ``` fences around it."""
-    if text is None or not text.strip():
+    """The first JSON object or array in a reply, tolerating prose and ``` fences around it.
+
+    Parsed with the limits of `lrc.runtime.boundedjson` (length, nesting, digits): a reply
+    over a limit is refused as a whole, with the reason.
+    """
+    if text is None or (isinstance(text, str) and not text.strip()):
         raise NoJSON("the reply is empty")
+    if not isinstance(text, str):
+        raise NoJSON(f"the reply is not text but {type(text).__name__}")
     if len(text) > MAX_ANSWER_CHARS:
         raise NoJSON(f"the reply is longer than {MAX_ANSWER_CHARS} characters")
-    decoder = json.JSONDecoder()
-    stripped = text.strip()
     try:
-        return json.loads(stripped)
-    except json.JSONDecodeError:
+        return boundedjson.loads(text)
+    except boundedjson.Unparseable:
         pass
-    for i, ch in enumerate(text):
-        if ch in "{[":
-            try:
-                value, _ = decoder.raw_decode(text, i)
-                return value
-            except json.JSONDecodeError:
-                continue
-    raise NoJSON("no JSON object found in the reply")
+    try:
+        return boundedjson.raw_decode_first(text)
+    except boundedjson.Unparseable as exc:
+        raise NoJSON(str(exc)) from None
 
 
 def check(answer: Any, schema: dict[str, Any]) -> ValidatorResult:

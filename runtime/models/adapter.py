@@ -77,6 +77,42 @@ class CallResult:
     failures: list[InfraFailure] = field(default_factory=list)
     latency_ms: int = 0
     response_model: str | None = None
+    invalid: str | None = None  # the response arrived but could not be read: the model's invalid output
+
+
+_NO_USAGE = {"input": 0, "cached_input": 0, "cache_write": 0, "output": 0, "reasoning": 0}
+# Exceptions of the transport or of an HTTP status: the response did not arrive (an outage).
+_TRANSPORT_PACKAGES = frozenset({"openai", "httpx", "httpcore", "aiohttp", "anyio", "h11", "ssl", "socket"})
+# Exceptions of decoding or validating a response that did arrive.
+_DECODING = (ValueError, RecursionError, TypeError, KeyError, IndexError, AttributeError, UnicodeError)
+_UNREADABLE_TEXT = ("Invalid response object", "Empty or invalid response", "LiteLLM: provider returned")
+
+
+def unreadable_response(exc: BaseException) -> bool:
+    """Did a response arrive that could not be read (the model's output, not an outage)?
+
+    litellm reports a 200 response it cannot convert (tool-call arguments nested 5,000 deep,
+    an integer of 5,000 digits, content of the wrong type, no choices, a body that is not
+    JSON) as a 500 "InternalServerError". What tells it apart from a real 5xx or a dropped
+    connection is its cause chain: a real outage carries an exception of the transport or of
+    an HTTP status (openai, httpx, aiohttp...); an unreadable response only exceptions of
+    decoding and validating.
+    """
+    chain: list[BaseException] = []
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen and len(chain) < 32:
+        seen.add(id(current))
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    for e in chain:
+        if type(e).__module__.split(".")[0] in _TRANSPORT_PACKAGES or isinstance(e, (ConnectionError, TimeoutError, asyncio.TimeoutError)):
+            return False
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int) and status != 500:
+        return False
+    return any(isinstance(e, _DECODING) or type(e).__name__ == "ValidationError" for e in chain) or \
+        any(marker in str(e)[:2000] for e in chain for marker in _UNREADABLE_TEXT)
 
 
 class InfraStopped(InfraExhausted):
@@ -97,6 +133,8 @@ def _classify(exc: Exception, litellm: Any) -> tuple[str, InfraFailure | None, b
     failure = InfraFailure(type(exc).__name__, status if isinstance(status, int) else None, message)
     if isinstance(exc, ex.RateLimitError):
         return "infra", failure, True
+    if unreadable_response(exc):
+        return "invalid", failure, False
     if isinstance(exc, getattr(ex, "ContentPolicyViolationError", ())):
         return "refusal", failure, False
     infra_types = tuple(t for t in (getattr(ex, n, None) for n in (
@@ -131,11 +169,17 @@ def split_usage(usage: Any, price: dict[str, Any]) -> dict[str, int]:
 
 
 def _message_dict(message: Any) -> dict[str, Any]:
+    """The assistant message as plain data; TypeError if any part has the wrong type."""
     calls = []
     for c in getattr(message, "tool_calls", None) or []:
         fn = c.function
+        if not isinstance(c.id, str) or not isinstance(fn.name, str) or not isinstance(fn.arguments or "{}", str):
+            raise TypeError("a tool call's id, name or arguments is not a string")
         calls.append({"id": c.id, "type": "function", "function": {"name": fn.name, "arguments": fn.arguments or "{}"}})
-    out: dict[str, Any] = {"role": "assistant", "content": getattr(message, "content", None)}
+    content = getattr(message, "content", None)
+    if content is not None and not isinstance(content, str):
+        raise TypeError(f"the content is a {type(content).__name__}, not text")
+    out: dict[str, Any] = {"role": "assistant", "content": content}
     if calls:
         out["tool_calls"] = calls
     return out
@@ -189,6 +233,10 @@ async def complete(
                     return CallResult({"role": "assistant", "content": None}, "content_filter", True,
                                       {"input": 0, "cached_input": 0, "cache_write": 0, "output": 0, "reasoning": 0},
                                       attempt, failures, int(elapsed * 1000))
+                if kind == "invalid":
+                    return CallResult({"role": "assistant", "content": None}, "invalid_response", False, dict(_NO_USAGE),
+                                      attempt, failures, int(elapsed * 1000),
+                                      invalid=f"the response could not be read: {failure.message}")
                 if kind == "config":
                     raise ConfigError(f"{model['id']}: {failure.kind}: {failure.message}") from exc
                 timed_out = _is_timeout(exc, litellm)
@@ -198,10 +246,16 @@ async def complete(
                 raise InfraExhausted(failures) from exc
             await _backoff(infra.retry_wait(attempt, _retry_after(exc), settings, lane.rng), lane, budget, failures)
             continue
-        choice = response.choices[0]
-        message = _message_dict(choice.message)
-        finish = getattr(choice, "finish_reason", None)
-        refusal = finish == "content_filter" or bool(getattr(choice.message, "refusal", None))
+        try:
+            choice = response.choices[0]
+            message = _message_dict(choice.message)
+            finish = getattr(choice, "finish_reason", None)
+            finish = finish if isinstance(finish, str) or finish is None else str(finish)[:100]
+            refusal = finish == "content_filter" or bool(getattr(choice.message, "refusal", None))
+        except (*_DECODING, RecursionError) as exc:  # an answer of the wrong shape: the model's invalid output
+            return CallResult({"role": "assistant", "content": None}, "invalid_response", False, dict(_NO_USAGE), attempt, failures,
+                              int((time.monotonic() - started) * 1000), response_model=None,
+                              invalid=f"the response could not be read: {type(exc).__name__}: {str(exc)[:200]}")
         return CallResult(
             message=message,
             finish_reason=finish,

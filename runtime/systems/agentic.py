@@ -2,16 +2,18 @@
 
 A step is one model request. The loop ends when the model calls a terminal tool (its
 arguments are the answer), or replies without tool calls (that text is the answer), or
-refuses. A model that still wants to act after `max_steps` requests hits the step cap,
+refuses, or sends a response that cannot be read (invalid output). Tool arguments are parsed
+with the limits of `lrc.runtime.boundedjson`; arguments over a limit are an error result the
+model sees, like any other invalid arguments. A model that still wants to act after `max_steps` requests hits the step cap,
 which is a fail and is never retried. Tool errors go back to the model as tool results.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
+from lrc.runtime import boundedjson
 from lrc.runtime.systems.base import RunContext, RunOutcome
 
 COMPONENT_ID = "lrc.system.agentic"
@@ -19,11 +21,9 @@ COMPONENT_VERSION = 2
 
 
 def _arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
-    if isinstance(raw, dict):
-        return raw, None
     try:
-        value = json.loads(raw or "{}")
-    except (json.JSONDecodeError, TypeError) as exc:
+        value = boundedjson.bounded(raw) if isinstance(raw, dict) else boundedjson.loads(raw or "{}")
+    except boundedjson.Unparseable as exc:
         return None, f"error: arguments are not valid JSON ({exc})"
     if not isinstance(value, dict):
         return None, "error: arguments must be a JSON object"
@@ -38,6 +38,9 @@ async def run(ctx: RunContext) -> RunOutcome:
         messages.append(turn.message)
         calls = turn.message.get("tool_calls") or []
         events.append({"step": step, "event": "model_reply", "finish_reason": turn.finish_reason, "tool_calls": len(calls)})
+        if turn.invalid:
+            events.append({"step": step, "event": "invalid_response", "detail": turn.invalid})
+            return RunOutcome("invalid_output", step, transcript=messages, events=events)
         if turn.refusal:
             return RunOutcome("refusal", step, transcript=messages, events=events)
         if not calls:

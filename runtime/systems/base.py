@@ -18,6 +18,7 @@ class Turn:
     message: dict[str, Any]  # OpenAI-format assistant message (content, tool_calls)
     finish_reason: str | None
     refusal: bool = False
+    invalid: str | None = None  # a response arrived but could not be read: why (the model's invalid output)
 
 
 class Toolbox(Protocol):
@@ -36,7 +37,8 @@ class RunContext:
 
 @dataclass
 class RunOutcome:
-    """How a run ended. `outcome` is answered | no_answer | refusal | step_cap."""
+    """How a run ended. `outcome` is answered | no_answer | refusal | step_cap | invalid_output
+    (a response arrived that could not be read; the reason is in the `invalid_response` event)."""
 
     outcome: str
     steps: int

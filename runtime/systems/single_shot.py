@@ -5,7 +5,7 @@ from __future__ import annotations
 from lrc.runtime.systems.base import RunContext, RunOutcome
 
 COMPONENT_ID = "lrc.system.single-shot"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 
 
 async def run(ctx: RunContext) -> RunOutcome:
@@ -13,6 +13,9 @@ async def run(ctx: RunContext) -> RunOutcome:
     turn = await ctx.call(1, messages, None)
     messages.append(turn.message)
     events = [{"step": 1, "event": "model_reply", "finish_reason": turn.finish_reason}]
+    if turn.invalid:
+        events.append({"step": 1, "event": "invalid_response", "detail": turn.invalid})
+        return RunOutcome("invalid_output", 1, transcript=messages, events=events)
     if turn.refusal:
         return RunOutcome("refusal", 1, transcript=messages, events=events)
     content = turn.message.get("content")

@@ -15,9 +15,9 @@ arguments) stays in the workload, as a small explicit wrapper.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Callable, Mapping, Sequence
 
+from lrc.runtime import boundedjson
 from lrc.runtime.workloads.base import ToolOutcome
 
 TRUNCATION_MARKER = "…[truncated]"
@@ -91,7 +91,7 @@ def message_text(content: Any) -> str:
 def tool_calls_by_id(messages: Sequence[Message]) -> dict[str, tuple[str, Any]]:
     """tool_call_id -> (tool name, parsed arguments) for every call the assistant made.
 
-    Arguments that are not valid JSON read as `{}`; a later call with the same id wins.
+    Arguments that are not valid, bounded JSON (`lrc.runtime.boundedjson`) read as `{}`; a later call with the same id wins.
     """
     calls: dict[str, tuple[str, Any]] = {}
     for m in messages:
@@ -100,8 +100,8 @@ def tool_calls_by_id(messages: Sequence[Message]) -> dict[str, tuple[str, Any]]:
         for call in m.get("tool_calls") or []:
             fn = call.get("function") or {}
             try:
-                args = json.loads(fn.get("arguments") or "{}")
-            except (TypeError, ValueError):
+                args = boundedjson.loads(fn.get("arguments") or "{}")
+            except boundedjson.Unparseable:
                 args = {}
             calls[str(call.get("id"))] = (str(fn.get("name")), args)
     return calls

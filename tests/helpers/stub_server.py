@@ -87,6 +87,8 @@ class Fault:
     chance: float | None = None  # apply to this share of the matching requests (seeded draw)
     seed: int = 0
     echo_auth: bool = False  # put the Authorization header into the error message (a leak test)
+    #: put echo(Authorization header) into the error message: an encoded or cut key (a leak test)
+    echo: Callable[[str | None], str] | None = None
     hits: int = 0
 
     def __post_init__(self) -> None:
@@ -190,7 +192,9 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode("utf-8")
+        self._send_raw(status, json.dumps(payload).encode("utf-8"), headers)
+
+    def _send_raw(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -240,7 +244,15 @@ class _Handler(BaseHTTPRequestHandler):
                 message = f"stub fault: HTTP {fault.status}"
                 if fault.echo_auth:
                     message += f" (request had Authorization: {self.headers.get('Authorization')})"
+                if fault.echo is not None:
+                    message += f" ({fault.echo(self.headers.get('Authorization'))})"
                 self._send_json(fault.status, {"error": {"message": message, "type": kind, "code": kind}}, headers)
+                return
+            raw_reply = stub.reply_hook(body) if stub.reply_hook is not None else None
+            if raw_reply is not None:
+                self._send_raw(200, raw_reply)
+                record.status = 200
+                record.response = {"raw": raw_reply[:200].decode("utf-8", "replace")}
                 return
             response = reply_for(body, behaviour)
             self._send_json(200, response)
@@ -277,6 +289,9 @@ class StubServer:
         self.behaviour = behaviour
         self.behaviours: dict[str, str] = {}  # per model name, overrides `behaviour`
         self.delay = delay
+        #: body -> raw response bytes (sent with status 200) or None for the normal reply: a
+        #: hostile provider or model, for fuzzing (the bytes need not be valid JSON at all).
+        self.reply_hook: Callable[[dict[str, Any]], bytes | None] | None = None
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._released = threading.Event()  # wakes requests held by a "hang" fault
@@ -337,7 +352,8 @@ class StubServer:
     # -- configuration ---------------------------------------------------------------------
 
     def reset(self, behaviour: str = "baseline", faults: Iterable[Fault] = (), delay: float = 0.0,
-              behaviours: dict[str, str] | None = None) -> None:
+              behaviours: dict[str, str] | None = None,
+              reply_hook: Callable[[dict[str, Any]], bytes | None] | None = None) -> None:
         """Forget recorded requests and set a new behaviour, faults and delay."""
         if not set(behaviour.split("+")) <= set(BEHAVIOURS):
             raise ValueError(f"unknown behaviour {behaviour!r}; known: {BEHAVIOURS}, or several joined by '+'")
@@ -349,6 +365,7 @@ class StubServer:
             self.behaviour = behaviour
             self.behaviours = dict(behaviours or {})
             self.delay = delay
+            self.reply_hook = reply_hook
 
     def set_faults(self, faults: Iterable[Fault]) -> None:
         with self._lock:

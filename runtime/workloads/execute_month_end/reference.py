@@ -25,7 +25,7 @@ from lrc.runtime.workloads.base import Item, Reply, ToolCall
 from lrc.runtime.workloads.kit import message_text, next_turn, tool_exchanges
 
 COMPONENT_ID = "execute.month-end.reference"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 
 Message = Mapping[str, Any]
 

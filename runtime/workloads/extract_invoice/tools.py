@@ -16,7 +16,7 @@ from lrc.runtime.workloads.base import Item, ToolOutcome
 from lrc.runtime.workloads.kit import TRUNCATION_MARKER, ToolDispatch, tool_error  # noqa: F401 - the marker of this toolbox's capped results
 
 COMPONENT_ID = "extract.invoice.tools"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 
 MAX_SEARCH_HITS = 30
 MAX_QUERY_CHARS = 100

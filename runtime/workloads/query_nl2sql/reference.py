@@ -23,7 +23,7 @@ from lrc.runtime.workloads.base import Item, Reply, ToolCall
 from lrc.runtime.workloads.kit import message_text, next_turn
 
 COMPONENT_ID = "query.nl2sql.reference"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 
 Message = Mapping[str, Any]
 

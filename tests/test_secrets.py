@@ -1,0 +1,150 @@
+"""An API key never reaches an output or a terminal, in any common form.
+
+Redaction covers the key itself, any piece of it of 8 or more characters (a prefix, a
+suffix, a middle), its base64 at every byte alignment (`key`, `:key`, `user:key` as in an
+echoed `Authorization: Basic` header; standard and URL-safe alphabets), its URL encoding and
+its hex. Each form is tested on text, on journal records (which must stay valid JSON), and
+end to end: the local stub server echoes each form in its error bodies, and the journal, the
+traces, every output file and stderr must hold none of them.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+from helpers.project import KEY_ENV, build_project, lrc_env, run_lrc, tree
+from helpers.stub_server import Fault, StubServer
+from lrc.runtime.journal import Journal
+from lrc.runtime.redact import build_redactor, redact_value
+
+KEY = "sk-lrc+test/secret=9f2c7a1e5b3d8c60Qx"
+NAME = "LRC_TEST_STUB_KEY"
+MARK = f"[REDACTED:{NAME}]"
+
+
+def b64(text: str, urlsafe: bool = False) -> str:
+    raw = text.encode("utf-8")
+    return (base64.urlsafe_b64encode if urlsafe else base64.b64encode)(raw).decode("ascii")
+
+
+FORMS = {
+    "exact": KEY,
+    "bearer": f"Bearer {KEY}",
+    "prefix-8": KEY[:8],
+    "prefix-20": KEY[:20],
+    "suffix-10": KEY[-10:],
+    "middle-12": KEY[9:21],
+    "base64": b64(KEY),
+    "base64-urlsafe": b64(KEY, urlsafe=True),
+    "basic-user": "Basic " + b64(f"apiuser:{KEY}"),
+    "basic-colon": "Basic " + b64(f":{KEY}"),
+    "basic-long-user": "Basic " + b64(f"a-much-longer-user-name:{KEY}"),
+    "base64-cut": b64(KEY)[:16],
+    "url-encoded": quote(KEY, safe=""),
+    "hex": KEY.encode().hex(),
+    "hex-upper": KEY.encode().hex().upper(),
+    "hex-piece": KEY.encode().hex()[10:30],
+}
+
+
+def pieces(form: str, n: int = 8) -> set[str]:
+    return {form[i:i + n] for i in range(len(form) - n + 1)}
+
+
+def leaked(text: str) -> list[str]:
+    """Key material left in `text`: any 8-character piece of the key, or 10 of an encoding."""
+    found = [p for p in pieces(KEY) if p in text]
+    for name in ("base64", "base64-urlsafe", "url-encoded"):
+        found += [p for p in pieces(FORMS[name], 10) if p in text]
+    found += [p for p in pieces(FORMS["hex"], 16) | pieces(FORMS["hex-upper"], 16) if p in text]
+    for user in ("apiuser:", ":", "a-much-longer-user-name:"):
+        body = b64(user + KEY)  # the characters after the user's groups encode the key alone
+        found += [p for p in pieces(body[(len(user) + 2) // 3 * 4:-4], 10) if p in text]
+    return found
+
+
+@pytest.fixture(scope="module")
+def redact():
+    return build_redactor({NAME: KEY, "TIKTOKEN_CACHE_DIR": "/home/someone/cache", "PATH": "/usr/bin"})
+
+
+@pytest.mark.parametrize("form", FORMS.values(), ids=FORMS.keys())
+def test_every_form_of_the_key_is_redacted_in_text(redact, form):
+    text = f"error 401: the provider said ({form}) and stopped"
+    out = redact(text)
+    assert MARK in out and not leaked(out), out
+    assert out.startswith("error 401: the provider said (") and out.endswith(") and stopped")
+
+
+@pytest.mark.parametrize("text", [
+    KEY[:7], "sk-lrc+", "an ordinary sentence about secrets", "/home/someone/else", "0123456789abcdef" * 4,
+])
+def test_what_is_not_the_key_is_left_alone(redact, text):
+    assert redact(text) == text
+
+
+def test_a_settings_variable_is_redacted_only_where_its_exact_value_appears(redact):
+    assert redact("cache at /home/someone/cache") == "cache at [REDACTED:TIKTOKEN_CACHE_DIR]"
+    assert redact("home is /home/someone/") == "home is /home/someone/"
+
+
+@pytest.mark.parametrize("form", ["exact", "prefix-8", "basic-user", "hex-piece"])
+def test_a_journal_record_stays_valid_json_after_redaction(tmp_path, form):
+    path = tmp_path / "journal.jsonl"
+    tricky = {"type": "call", "run": "r", "step": 1, "msg": f'a\\n"{FORMS[form]}"\n\\', f"key {FORMS[form]}": [FORMS[form]]}
+    journal = Journal(path, "sha256:x", "e", redact=build_redactor({NAME: KEY}))
+    journal.append(tricky)
+    journal.close()
+    text = path.read_text(encoding="utf-8")
+    assert not leaked(text)
+    rec = json.loads(text.splitlines()[1])
+    assert MARK in rec["msg"] and any(MARK in k for k in rec)
+    assert redact_value(tricky, build_redactor({NAME: KEY}))["msg"] == rec["msg"]
+
+
+# -- end to end: the stub server echoes each form in its error bodies --------------------------
+
+@pytest.fixture(scope="module")
+def lock(stub: StubServer, tmp_path_factory) -> Path:
+    return build_project(tmp_path_factory.mktemp("secrets-project"), stub.api_base, n_per_cell=2)
+
+
+def _echo(name):
+    def echo(auth):
+        assert auth == f"Bearer {KEY}", auth  # the key really went over the wire
+        return f"{name}: {FORMS[name]}"
+    return echo
+
+
+def test_no_form_of_an_echoed_key_reaches_the_journal_traces_outputs_or_stderr(stub, lock, tmp_path):
+    # Each of the first requests fails with a 503 echoing one form; they are retried and the run completes.
+    stub.reset(faults=[Fault("status", status=503, requests=[i + 1], echo=_echo(name)) for i, name in enumerate(FORMS)])
+    out = tmp_path / "out"
+    res = run_lrc("execute", lock, "--out", out, "--no-progress", env=lrc_env(KEY, LRC_MAX_ATTEMPTS="30"), timeout=900)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert sum(1 for r in stub.snapshot() if r.fault) == len(FORMS)
+    files = tree(out)
+    journal = files["journal.jsonl"].decode("utf-8")
+    assert journal.count(MARK) >= len(FORMS), "the echoed forms did not reach the journal redacted"
+    for name, data in files.items():
+        assert not leaked(data.decode("utf-8", "replace")), f"key material in {name}"
+    assert not leaked(res.stdout + res.stderr)
+    report = run_lrc("report", lock, "--out", out, env=lrc_env(KEY), timeout=900)
+    assert report.returncode == 0 and not leaked(report.stdout + report.stderr)
+
+
+@pytest.mark.parametrize("name", ["basic-user", "base64", "prefix-20", "url-encoded", "hex"])
+def test_a_rejected_key_echoed_in_any_form_is_not_printed(stub, lock, tmp_path, name):
+    stub.reset(faults=[Fault("status", status=401, echo=_echo(name))])
+    out = tmp_path / "out"
+    res = run_lrc("execute", lock, "--out", out, "--no-progress", env=lrc_env(KEY), timeout=900)
+    assert res.returncode == 1, res.stderr[-2000:]
+    assert "HTTP 401" in res.stderr and "Traceback" not in res.stderr
+    assert not leaked(res.stdout + res.stderr), res.stderr
+    for fname, data in tree(out).items():
+        assert not leaked(data.decode("utf-8", "replace")), f"key material in {fname}"
