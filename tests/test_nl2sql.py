@@ -208,6 +208,21 @@ def test_null_answer_fails(canary: list[Item], params: dict[str, Any]) -> None:
         assert blocking_failures(results)
 
 
+@pytest.mark.parametrize("damage", [
+    lambda k: k.__setitem__("databases", []), lambda k: k.pop("databases"), lambda k: k.__setitem__("databases", None),
+    lambda k: k["expected"].pop(k["databases"][-1]), lambda k: k.__setitem__("expected", {}),
+], ids=["empty", "absent", "null", "one-reference-missing", "no-references"])
+def test_a_key_without_databases_is_an_error_never_a_pass(canary: list[Item], params: dict[str, Any], damage) -> None:
+    """A match on 0 of 0 databases proves nothing: the oracle's SQL against a damaged key is an
+    error result (blocking), not a pass and not an exception."""
+    import copy
+    item = canary[0]
+    key = copy.deepcopy(item.answer_key)
+    damage(key)
+    results = grading.execution_match({"sql": item.answer_key["reference_sql"]}, key, params, item)
+    assert results[0]["status"] == "error" and blocking_failures(results)
+
+
 @pytest.mark.parametrize("seed", BASELINE_SEEDS)
 def test_baseline_is_honest_and_in_between(seed: str, spec: dict[str, Any], params: dict[str, Any], output_schema: dict[str, Any]) -> None:
     items = edition(seed)
