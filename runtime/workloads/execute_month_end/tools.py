@@ -31,7 +31,7 @@ from lrc.runtime.workloads.execute_month_end.ledger import parse_amount, seal
 from lrc.runtime.workloads.kit import TRUNCATION_MARKER, ToolDispatch, tool_error
 
 COMPONENT_ID = "execute.month-end.tools"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 
 DATABASE = "finance.db"
 DOCS = "docs/"
