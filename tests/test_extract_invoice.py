@@ -185,6 +185,29 @@ def test_parse_amount_refuses(bad: Any) -> None:
         money.parse_amount(bad)
 
 
+@pytest.mark.parametrize("bad", ["12 34", "1 2345.00", "1'23.00", "1 234 56", "1,234 567.00", "1234 567", "1 234 5678,9",
+                                 "12'34'567", "\u00a012 3"])
+def test_parse_amount_refuses_badly_spaced_groups(bad: str) -> None:
+    """Rule 5 holds for space and apostrophe grouping too (it was checked only for ',' and '.')."""
+    with pytest.raises(money.MoneyError):
+        money.parse_amount(bad)
+
+
+@pytest.mark.parametrize("text,expected", [("1 234 567,89", "1234567.89"), ("12 345", "12345"), ("1'234'567.50", "1234567.50"),
+                                           ("123\u202f456.7", "123456.7"), ("-1 000", "-1000"), ("(1 234.50)", "-1234.50")])
+def test_parse_amount_reads_well_spaced_groups(text: str, expected: str) -> None:
+    assert money.parse_amount(text) == Decimal(expected)
+
+
+@pytest.mark.parametrize("text", ["3.0000000000000000000000000001", "-3.0000000000000000000000000000001",
+                                  "12345678901234567890123456789.5", "-0.10000000000000000000000000000000000001"])
+def test_amounts_and_quantities_stay_exact_beyond_28_digits(text: str) -> None:
+    """The default decimal context has 28 digits: negating or normalizing there rounded
+    3.0000000000000000000000000001 to 3, so an 'exact' quantity compare accepted it."""
+    assert money.parse_amount(text) == Decimal(text)
+    assert Decimal(money.number_text(money.parse_amount(text))) == Decimal(text)
+
+
 def test_quantize_half_up_from_the_string() -> None:
     assert money.to_cents("2.675") == Decimal("2.68")
     assert money.to_cents(2.675) == Decimal("2.68")  # a JSON number is read through its shortest repr
@@ -235,7 +258,9 @@ def test_within_is_exact_for_long_amounts() -> None:
 
 def test_dates() -> None:
     assert parse_iso("2026-11-03").isoformat() == "2026-11-03" == parse_iso(" 20261103 ").isoformat()
-    for bad in ("03/11/2026", "2026-02-30", "2026-11-3", "November 3, 2026", 20261103, None):
+    for bad in ("03/11/2026", "2026-02-30", "2026-11-3", "November 3, 2026", 20261103, None,
+                "\u0662\u0660\u0662\u0666-\u0661\u0661-\u0660\u0663", "2026-1\u0661-03", "\uff12\uff10\uff12\uff16-11-03",
+                "\u0968\u0966\u0968\u096c\u0967\u0967\u0966\u0969"):  # ASCII digits only (\\d matches any Unicode digit)
         with pytest.raises(DateError):
             parse_iso(bad)
     assert add_months(parse_iso("2026-01-31"), 1).isoformat() == "2026-02-28"
@@ -393,6 +418,44 @@ def test_a_date_off_by_one_day_fails(canary: list[Item], params: dict[str, Any],
     answer["invoice_date"] = (dt.date.fromisoformat(answer["invoice_date"]) + dt.timedelta(days=1)).isoformat()
     ok, results = grade(answer, item, params, output_schema)
     assert not ok and summary_of(results)["location"] == ["/invoice_date"] and "invoice_date" in summary_of(results)["message"]
+
+
+def _split_two(value: Any) -> str:
+    """"1234.50" -> "12 34.50", "-123.40" -> "-1 23.40": a space that is no thousands grouping."""
+    text = money.plain(money.parse_amount(value))
+    whole, dot, frac = text.partition(".")
+    return whole[:-2] + " " + whole[-2:] + dot + frac
+
+
+_ARABIC = str.maketrans("0123456789", "\u0660\u0661\u0662\u0663\u0664\u0665\u0666\u0667\u0668\u0669")
+_DEVANAGARI = str.maketrans("0123456789", "\u0966\u0967\u0968\u0969\u096a\u096b\u096c\u096d\u096e\u096f")
+
+
+@pytest.mark.parametrize("mutate,where", [
+    (lambda a: a.__setitem__("invoice_date", a["invoice_date"].translate(_ARABIC)), "/invoice_date"),
+    (lambda a: a.__setitem__("invoice_date", a["invoice_date"].replace("-", "").translate(_DEVANAGARI)), "/invoice_date"),
+    (lambda a: a.__setitem__("invoice_date", a["invoice_date"][:-1] + a["invoice_date"][-1].translate(_ARABIC)), "/invoice_date"),
+    (lambda a: a["line_items"][0].__setitem__("quantity", money.number_text(money.parse_amount(a["line_items"][0]["quantity"]))
+                                              + ("" if "." in str(a["line_items"][0]["quantity"]) else ".")
+                                              + "0000000000000000000000000001"), "/line_items"),
+    (lambda a: a["line_items"][0].__setitem__("quantity", "-" + str(a["line_items"][0]["quantity"]).lstrip("-") + "0" * 30 + "1"
+                                              if "." in str(a["line_items"][0]["quantity"]) else
+                                              str(a["line_items"][0]["quantity"]) + "." + "0" * 30 + "1"), "/line_items"),
+    (lambda a: a.__setitem__("total", _split_two(a["total"])), "/total"),
+], ids=["arabic-date", "devanagari-basic-date", "one-arabic-digit", "quantity-1e-28-off", "quantity-1e-31-off", "space-split-total"])
+def test_near_miss_spellings_fail(canary: list[Item], params: dict[str, Any], output_schema: dict[str, Any], mutate, where: str) -> None:
+    """Values that only look right: non-ASCII digits in a date, a quantity off beyond the 28th digit
+    (exact compare), digits split by a space that is no thousands grouping."""
+    failed = 0
+    for item in canary:
+        answer = gold(item)
+        if where == "/total" and len(str(answer["total"]).lstrip("-").split(".")[0]) < 2:
+            continue  # nothing to split
+        mutate(answer)
+        ok, results = grade(answer, item, params, output_schema)
+        assert not ok and summary_of(results)["location"] == [where], (answer, summary_of(results))
+        failed += 1
+    assert failed
 
 
 def test_a_due_date_given_for_a_credit_note_fails(canary: list[Item], params: dict[str, Any], output_schema: dict[str, Any]) -> None:

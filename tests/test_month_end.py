@@ -361,12 +361,26 @@ def good_entry(item: Item, **over: Any) -> dict[str, Any]:
     return entry
 
 
+_ARABIC_DIGITS = str.maketrans("0123456789", "\u0660\u0661\u0662\u0663\u0664\u0665\u0666\u0667\u0668\u0669")
+
+
+def _week_date(day: str) -> str:
+    """The ISO week-date spelling of a calendar date, e.g. 2026-W13-2."""
+    import datetime as dt
+    year, week, weekday = dt.date.fromisoformat(day).isocalendar()
+    return f"{year}-W{week:02d}-{weekday}"
+
+
 @pytest.mark.parametrize("change,words", [
     (lambda e, i: e["lines"][0].update(account="9999"), "'9999' does not exist"),
     (lambda e, i: e["lines"][0].update(account="6990"), "closed to postings"),
     (lambda e, i: e.update(date="2001-01-31"), "outside the close period"),
     (lambda e, i: e.update(date=i.context["period_start"][:8] + "00"), "date must be a date"),
     (lambda e, i: e.update(date="31/01/2026"), "date must be a date"),
+    (lambda e, i: e.update(date=_week_date(i.context["period_end"])), "date must be a date"),  # 2026-W13-2: fromisoformat reads it
+    (lambda e, i: e.update(date=i.context["period_end"] + "\n"), "date must be a date"),
+    (lambda e, i: e.update(date=i.context["period_end"].translate(_ARABIC_DIGITS)), "date must be a date"),
+    (lambda e, i: e.update(date=i.context["period_end"].replace("-", "")), "date must be a date"),
     (lambda e, i: e["lines"][1].update(credit="99.99"), "do not equal credits"),
     (lambda e, i: e["lines"][0].update(debit="-100.00"), "not an amount"),
     (lambda e, i: e["lines"][0].update(debit=-100), "amounts are positive"),
@@ -411,6 +425,18 @@ def test_writer_accepts_and_normalizes(item: Item) -> None:
         {"account": "6000", "debit": "1234.50", "credit": "0.00", "department": "D20"},
         {"account": "6050", "debit": "65.50", "credit": "0.00", "department": None},
         {"account": "2200", "debit": "0.00", "credit": "1300.00", "department": None}]}
+
+
+@pytest.mark.parametrize("spell", [lambda d: d, _week_date, lambda d: d.replace("-", ""), lambda d: d + "\n", lambda d: " " + d,
+                                   lambda d: d.translate(_ARABIC_DIGITS), lambda d: d + "T00:00", lambda d: d[:8] + "1"])
+def test_whatever_the_writer_accepts_follows_the_output_contract(item: Item, output_schema: dict[str, Any], spell) -> None:
+    """A date spelling is refused by the writer or stored as YYYY-MM-DD: an accepted entry never
+    turns the close into invalid output at submit_close."""
+    box = Toolbox(item)
+    out = box.call("post_journal_entry", good_entry(item, date=spell(item.context["period_end"])))
+    answer = box.call("submit_close", {"summary": "close"}).answer
+    jsonschema.Draft202012Validator(output_schema).validate(answer)
+    assert out.is_error or answer["entries"][0]["date"] == item.context["period_end"]
 
 
 def test_writer_writes_only_to_the_runs_scratch_ledger(item: Item) -> None:

@@ -206,6 +206,21 @@ def test_null_answer_fails(canary: list[Item], params: dict[str, Any]) -> None:
         assert blocking_failures(results)
 
 
+@pytest.mark.parametrize("damage", [
+    lambda k: k.__setitem__("databases", []), lambda k: k.pop("databases"), lambda k: k.__setitem__("databases", None),
+    lambda k: k["expected"].pop(k["databases"][-1]), lambda k: k.__setitem__("expected", {}),
+], ids=["empty", "absent", "null", "one-reference-missing", "no-references"])
+def test_a_key_without_databases_is_an_error_never_a_pass(canary: list[Item], params: dict[str, Any], damage) -> None:
+    """A match on 0 of 0 databases proves nothing: the oracle's SQL against a damaged key is an
+    error result (blocking), not a pass and not an exception."""
+    import copy
+    item = canary[0]
+    key = copy.deepcopy(item.answer_key)
+    damage(key)
+    results = grading.execution_match({"sql": item.answer_key["reference_sql"]}, key, params, item)
+    assert results[0]["status"] == "error" and blocking_failures(results)
+
+
 @pytest.mark.parametrize("seed", BASELINE_SEEDS)
 def test_baseline_is_honest_and_in_between(seed: str, spec: dict[str, Any], params: dict[str, Any], output_schema: dict[str, Any]) -> None:
     items = edition(seed)
@@ -454,6 +469,47 @@ def test_multiset_matching_within_tolerance_is_one_to_one() -> None:
     assert grading.compare(expected, ["a", "b"], [["x", 10.0], ["x", 10.0]], False) is not None
     assert grading.compare(expected, ["a", "b"], [["x", 10.0]], False) is not None
     assert grading.compare(expected, ["a", "b"], [["y", 10.0], ["x", 10.01]], False) is not None
+
+
+@pytest.mark.parametrize("want,got,ok", [
+    (10**28, 10**28 + 1, False), (10**28 + 1, 10**28, False), (-(10**29) - 7, -(10**29) - 8, False),
+    (10**30 + 5, "1000000000000000000000000000005", True), (10**30 + 5, "1000000000000000000000000000005.0", True),
+    (10**30 + 5, 10**30 + 6, False), (1234567890123456789012345678, 1234567890123456789012345679, False),
+])
+def test_integers_beyond_28_digits_compare_exactly(want: int, got: Any, ok: bool) -> None:
+    """Cells are read exactly: normalizing in the default 28-digit context made 10**28 + 1 equal 10**28."""
+    expected = {"columns": ["n"], "rows": [[want]]}
+    assert (grading.compare(expected, ["n"], [[got]], False) is None) is ok
+    assert (grading.compare(expected, ["n"], [[got]], True) is None) is ok
+
+
+@pytest.mark.parametrize("n,shift,ok", [(2000, "0.005", True), (2000, "-0.005", True), (3000, "0.005", True),
+                                        (2000, "0.0051", False), (1500, "0.004", True)])
+def test_many_rows_within_tolerance_match_without_running_out(n: int, shift: str, ok: bool) -> None:
+    """Rows a cent apart, every returned row off by up to the tolerance, so most returned rows are
+    within tolerance of two expected rows: a maximum matching exists and must be found (the
+    augmenting-path search used to walk a chain as long as the result, ran out of its budget and
+    failed a right answer) — and quickly."""
+    import time
+    from decimal import Decimal
+    expected = {"columns": ["k", "amount"], "rows": [["x", float(Decimal(100) + Decimal(i) / 100)] for i in range(n)]}
+    got = [["x", str(Decimal(100) + Decimal(i) / 100 + Decimal(shift))] for i in range(n)]
+    start = time.perf_counter()
+    assert (grading.compare(expected, ["k", "amount"], got, False) is None) is ok
+    assert (grading.compare(expected, ["k", "amount"], got[::-1], False) is None) is ok
+    assert time.perf_counter() - start < 20
+
+
+def test_long_augmenting_chains_never_recurse_past_the_limit() -> None:
+    """Expected values closer together than the tolerance, with the exact pass building a chain
+    as long as the result: grading fails or passes, never a RecursionError."""
+    from decimal import Decimal
+    n = 3000
+    expected = {"columns": ["v"], "rows": [[str(Decimal(i) / 1000)] for i in range(n + 1)]}
+    got = [[str(Decimal(i) / 1000)] for i in range(1, n + 1)] + [[str(Decimal(n) / 1000 + Decimal("0.004"))]]
+    tol = ["0.005"]
+    out = grading.compare(expected, ["v"], got, False, tol)
+    assert out is None or "missing" in out["message"]
 
 
 # ---------------------------------------------------------------------------------------

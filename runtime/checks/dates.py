@@ -16,8 +16,8 @@ from typing import Any
 MONTHS: tuple[str, ...] = ("January", "February", "March", "April", "May", "June", "July", "August",
                            "September", "October", "November", "December")
 
-_EXTENDED = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
-_BASIC = re.compile(r"^(\d{4})(\d{2})(\d{2})$")
+_EXTENDED = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})$")  # ASCII digits only: `\d` matches any Unicode digit
+_BASIC = re.compile(r"^([0-9]{4})([0-9]{2})([0-9]{2})$")
 
 
 class DateError(ValueError):

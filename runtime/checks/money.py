@@ -80,6 +80,18 @@ def _check_groups(groups: list[str], raw: str) -> None:
         raise MoneyError(f"badly grouped digits in {raw!r}")
 
 
+_FIRST_GROUP = re.compile(r"^[0-9]{1,3}$")
+_MIDDLE_GROUP = re.compile(r"^[0-9]{3}$")
+_LAST_GROUP = re.compile(r"^[0-9]{3}(?:[.,][0-9]*)?$")
+
+
+def _check_spaced_groups(parts: list[str], raw: str) -> None:
+    """Rule 5 for space and apostrophe grouping: "1 234 567,89" yes; "12 34", "1 2345.00", "1,234 567" no."""
+    if not (_FIRST_GROUP.match(parts[0]) and all(_MIDDLE_GROUP.match(p) for p in parts[1:-1])
+            and _LAST_GROUP.match(parts[-1])):
+        raise MoneyError(f"badly grouped digits in {raw!r}")
+
+
 def _decimal_text(body: str, decimal_mark: str | None, raw: str) -> str:
     """Digits with at most one '.', from a body of digits, '.' and ','."""
     if decimal_mark is None:
@@ -129,9 +141,7 @@ def parse_amount(value: Any, decimal_mark: str | None = None) -> Decimal:
     negative, text = _split_sign(text)
     for ch in _GROUPING_ONLY:
         if ch in text:
-            parts = text.split(ch)
-            if any(not p for p in parts):
-                raise MoneyError(f"not an amount: {raw!r}")
+            _check_spaced_groups(text.split(ch), raw)
             text = text.replace(ch, "")
     if not _BODY.match(text):
         # ".5" is an amount too
@@ -143,7 +153,7 @@ def parse_amount(value: Any, decimal_mark: str | None = None) -> Decimal:
         amount = Decimal(_decimal_text(text, decimal_mark, raw))
     except InvalidOperation as exc:  # pragma: no cover - the grammar above admits only digits
         raise MoneyError(f"not an amount: {raw!r}") from exc
-    return -amount if negative else amount
+    return amount.copy_negate() if negative else amount  # exact: `-amount` would round to the context's 28 digits
 
 
 def tolerance(value: Any) -> Decimal:
@@ -187,7 +197,9 @@ def plain(amount: Decimal) -> str:
 
 def number_text(amount: Decimal) -> str:
     """Canonical text of a quantity: exact, without trailing zeros ('3', '2.5', '-0.25')."""
-    normalized = amount.normalize()
+    with localcontext() as ctx:  # exact: the default 28 digits would make 3.0000000000000000000000000001 read "3"
+        ctx.prec = max(28, len(amount.as_tuple().digits))
+        normalized = amount.normalize()
     text = format(normalized, "f")
     return "0" if Decimal(text) == 0 else text
 

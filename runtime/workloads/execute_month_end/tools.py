@@ -20,6 +20,7 @@ Why it is built this way:
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from decimal import Decimal
 from typing import Any, Mapping
 
@@ -40,6 +41,7 @@ MAX_LINES = 30
 MAX_MEMO = 300
 MAX_SUMMARY = 20_000
 LINE_KEYS = {"account", "debit", "credit", "department", "memo"}
+_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 
 
 class Toolbox(ToolDispatch):
@@ -110,7 +112,9 @@ class Toolbox(ToolDispatch):
             return tool_error(f"entry rejected: the scratch ledger already holds {MAX_ENTRIES} entries")
         date = arguments.get("date")
         try:
-            day = _dt.date.fromisoformat(date) if isinstance(date, str) and len(date) == 10 else None
+            # only YYYY-MM-DD: Python 3.11's fromisoformat also reads ISO week dates ("2026-W13-2"),
+            # which the output contract then refuses, turning the whole close into invalid output
+            day = _dt.date.fromisoformat(date) if isinstance(date, str) and _DATE.match(date) else None
         except ValueError:
             day = None
         if day is None:
@@ -170,7 +174,7 @@ class Toolbox(ToolDispatch):
         if problems:
             return tool_error("entry rejected, nothing was posted:\n- " + "\n- ".join(problems))
         entry_id = f"JE-S{len(self._entries) + 1:03d}"
-        self._entries.append({"entry_id": entry_id, "date": date, "memo": memo.strip(), "lines": accepted})
+        self._entries.append({"entry_id": entry_id, "date": day.isoformat(), "memo": memo.strip(), "lines": accepted})
         total_lines = sum(len(e["lines"]) for e in self._entries)
         return ToolOutcome(f"posted {entry_id} to the scratch ledger: {date}, {len(accepted)} lines, debits {debits:,.2f} = "
                            f"credits {credits:,.2f}. The scratch ledger now holds {len(self._entries)} entries "

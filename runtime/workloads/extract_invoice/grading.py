@@ -46,7 +46,7 @@ ACCURACY = "extract.invoice.field-accuracy"
 
 SCALAR_KINDS = ("text", "date", "money", "quantity")
 UNICODE_FORMS = ("NFC", "NFD", "NFKC", "NFKD")
-DATE_FORMS = {"YYYY-MM-DD": re.compile(r"^\d{4}-\d{2}-\d{2}$"), "YYYYMMDD": re.compile(r"^\d{8}$")}
+DATE_FORMS = {"YYYY-MM-DD": re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"), "YYYYMMDD": re.compile(r"^[0-9]{8}$")}  # ASCII digits
 MAX_SHOWN_LINES = 5
 
 

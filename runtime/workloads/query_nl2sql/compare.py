@@ -25,7 +25,7 @@ import bisect
 import re
 import unicodedata
 from collections import defaultdict
-from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation, localcontext
 from typing import Any, Mapping, Sequence
 
 from lrc.runtime.checks.money import MONEY_TOLERANCE, within
@@ -35,6 +35,7 @@ _NOISE = Decimal("0.000001")
 _NUMERIC_TEXT = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)$")
 SHOW = 3  # rows quoted in a failure message
 AUGMENT_LIMIT = 200_000  # candidate pairs examined while matching within tolerance
+MAX_DEPTH = 200  # longest augmenting path followed (far below Python's recursion limit)
 
 Cell = Any
 
@@ -60,8 +61,10 @@ def _number(value: int | float | str) -> Cell:
         d = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
         if not d.is_finite() or d.adjusted() > 30:
             return ("n", repr(value))
-        out = d.quantize(_NOISE, rounding=ROUND_HALF_EVEN) if d.as_tuple().exponent < -6 else d
-        return ("n", out.normalize() + 0 if out.is_zero() else out.normalize())
+        with localcontext() as ctx:  # exact up to 31 digits and 6 decimals: 28 digits would make 10**28 + 1 equal 10**28
+            ctx.prec = 40
+            out = d.quantize(_NOISE, rounding=ROUND_HALF_EVEN) if d.as_tuple().exponent < -6 else d
+            return ("n", out.normalize() + 0 if out.is_zero() else out.normalize())
     except (InvalidOperation, ValueError):  # inf, huge magnitudes: compare the text form
         return ("n", repr(value))
 
@@ -155,19 +158,27 @@ def match_multiset(want: Sequence[tuple], got: Sequence[tuple], tol: Sequence[De
                 out.append(j)
         return out
 
-    def augment(i: int, seen: set[int]) -> bool:
-        for j in candidates(i):
+    def augment(i: int, seen: set[int], depth: int) -> bool:
+        options = candidates(i)
+        for j in options:  # a free row first: rows shifted by up to the tolerance then match in one pass
+            if j not in match_got and j not in seen:
+                seen.add(j)
+                match_got[j], match_want[i] = i, j
+                return True
+        if depth >= MAX_DEPTH:
+            return False
+        for j in options:
             if j in seen or budget[0] <= 0:
                 continue
             seen.add(j)
-            if j not in match_got or augment(match_got[j], seen):
+            if augment(match_got[j], seen, depth + 1):
                 match_got[j], match_want[i] = i, j
                 return True
         return False
 
     for i in range(len(want)):
         if i not in match_want and budget[0] > 0:
-            augment(i, set())
+            augment(i, set(), 0)
     return [i for i in range(len(want)) if i not in match_want], [j for j in range(len(got)) if j not in match_got]
 
 

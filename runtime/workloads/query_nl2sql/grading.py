@@ -59,7 +59,11 @@ def execution_match(answer: Any, key: Mapping[str, Any], params: Mapping[str, An
     """One blocking result; one info result per database that disagrees."""
     sql = answer.get("sql") if isinstance(answer, Mapping) else None
     max_rows = int(params.get("max_rows", 10000))
-    databases: list[str] = list(key["databases"])
+    databases: list[str] = list(key.get("databases") or [])
+    if not databases or any(name not in key.get("expected", {}) for name in databases):
+        return [result(EXECUTION_MATCH, COMPONENT_VERSION, "error", observed=databases, expected="databases with reference results",
+                       location={"databases": databases}, message="the answer key names no database with a reference result; "
+                       "grading cannot run (a match on 0 databases proves nothing)")]
     details: list[ValidatorResult] = []
     failed: list[str] = []
     first: dict[str, Any] | None = None
