@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -195,6 +196,7 @@ def _digest(data: Any) -> str:
     return digest("spec:workload", apply_defaults(data, {}))
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(doc=documents, seed=st.integers(0, 2**32 - 1))
 def test_digest_ignores_comments_order_whitespace_and_style(doc: dict, seed: int) -> None:
