@@ -243,6 +243,7 @@ def _set(doc: Any, path: tuple, new: Any) -> Any:
     return copy
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(doc=documents, seed=st.integers(0, 2**32 - 1), pick=st.integers(0, 10**6))
 def test_digest_changes_with_any_changed_scalar(doc: dict, seed: int, pick: int) -> None:
@@ -259,6 +260,7 @@ def test_digest_changes_with_any_changed_scalar(doc: dict, seed: int, pick: int)
     assert _digest(before) != _digest(after)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(doc=documents, seed=st.integers(0, 2**32 - 1), pick=st.integers(0, 10**6))
 def test_digest_changes_with_a_renamed_or_removed_key(doc: dict, seed: int, pick: int) -> None:
