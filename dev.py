@@ -52,15 +52,23 @@ class _Stage:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        print(f"{time.monotonic() - self.start:.1f} s" if exc_type is None else "failed", flush=True)
+        if exc_type is None:
+            print(f"{time.monotonic() - self.start:.1f} s", flush=True)
+        elif not isinstance(exc, _StageFailed):
+            print("failed", flush=True)
+
+
+class _StageFailed(SystemExit):
+    """A stage's command failed; its output is already printed below the stage's line."""
 
 
 def _quiet(cmd: list[str], failure: str) -> None:
     """Run `cmd` with its output captured; show the output and stop only if it fails."""
     done = subprocess.run([str(c) for c in cmd], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
     if done.returncode:
-        sys.stdout.write("\n" + done.stdout)
-        sys.exit(f"{failure} (pip's output above; exit {done.returncode})")
+        print(f"failed (exit {done.returncode}); its output:", flush=True)
+        sys.stdout.write(done.stdout)
+        raise _StageFailed(f"{failure} (see the output above)")
 
 
 def setup() -> None:
