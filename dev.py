@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 """The two commands a newcomer runs on a fresh machine (python3 and git, nothing else).
 
-    python3 dev.py demo   # set up, compile the demo edition, execute it, print the rate card
-    python3 dev.py test   # set up, run the whole test suite
+    python3 dev.py demo          # set up, compile the demo edition, execute it, print the rate card
+    python3 dev.py test [ARGS]   # set up, run the test suite on parallel workers, without the slow tests
+    python3 dev.py test --slow   # only the tests marked slow (fuzz, property and benchmark-sized cases)
+    python3 dev.py test --all    # every test
+    python3 dev.py setup         # set up only
 
 Set-up creates .venv/ and installs exactly the hash-locked dependencies of
-requirements.lock (pip --require-hashes), then lrc itself in editable mode. It is redone
-only when requirements.lock, pyproject.toml or setup.py change.
+requirements.lock (pip --require-hashes), then lrc itself in editable mode, printing one
+line per stage with its time; pip's own output is shown only when it fails. It is redone
+only when requirements.lock, pyproject.toml or setup.py change. ARGS go to pytest; `-n 0`
+runs the tests in one process, `-m EXPR` replaces the slow-marker selection.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import hashlib
 import os
 import subprocess
 import sys
+import time
 import venv
 from pathlib import Path
 
@@ -34,6 +40,37 @@ def _run(cmd: list[str], **kw) -> int:
     return subprocess.call([str(c) for c in cmd], cwd=ROOT, **kw)
 
 
+class _Stage:
+    """`with _Stage("doing x"):` prints `[dev] doing x … 4.2 s` (one line per stage)."""
+
+    def __init__(self, what: str):
+        self.what = what
+
+    def __enter__(self) -> "_Stage":
+        self.start = time.monotonic()
+        print(f"[dev] {self.what} … ", end="", flush=True)
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            print(f"{time.monotonic() - self.start:.1f} s", flush=True)
+        elif not isinstance(exc, _StageFailed):
+            print("failed", flush=True)
+
+
+class _StageFailed(SystemExit):
+    """A stage's command failed; its output is already printed below the stage's line."""
+
+
+def _quiet(cmd: list[str], failure: str) -> None:
+    """Run `cmd` with its output captured; show the output and stop only if it fails."""
+    done = subprocess.run([str(c) for c in cmd], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+    if done.returncode:
+        print(f"failed (exit {done.returncode}); its output:", flush=True)
+        sys.stdout.write(done.stdout)
+        raise _StageFailed(f"{failure} (see the output above)")
+
+
 def setup() -> None:
     if sys.version_info < (3, 11):
         sys.exit(f"lrc needs Python 3.11 or newer; this is {sys.version.split()[0]}")
@@ -41,14 +78,13 @@ def setup() -> None:
     if STAMP.exists() and STAMP.read_text().strip() == wanted and PY.exists():
         return
     if not PY.exists():
-        _say("creating .venv")
-        venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
-    _say("installing hash-locked dependencies (requirements.lock)")
-    quiet = ["-q"] if os.environ.get("CI") or not sys.stdout.isatty() else []
-    if _run([PY, "-m", "pip", "install", *quiet, "--disable-pip-version-check", "--require-hashes", "-r", "requirements.lock"]):
-        sys.exit("dependency installation failed (see above)")
-    if _run([PY, "-m", "pip", "install", *quiet, "--disable-pip-version-check", "--no-deps", "--no-build-isolation", "-e", "."]):
-        sys.exit("installing lrc failed (see above)")
+        with _Stage("creating .venv"):
+            venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
+    pip = [PY, "-m", "pip", "install", "--disable-pip-version-check", "--no-input"]
+    with _Stage("installing hash-locked dependencies (requirements.lock)"):
+        _quiet([*pip, "--require-hashes", "-r", "requirements.lock"], "dependency installation failed")
+    with _Stage("installing lrc (editable)"):
+        _quiet([*pip, "--no-deps", "--no-build-isolation", "-e", "."], "installing lrc failed")
     STAMP.write_text(wanted + "\n")
 
 
@@ -57,7 +93,8 @@ def byte_compile() -> None:
     but not for an editable install's source tree, and where PYTHONDONTWRITEBYTECODE is set
     (as on CI machines) nothing else ever does: every `lrc` run would compile its ~100 modules
     from source. Stale files are rewritten; up-to-date ones cost a stat each."""
-    _run([PY, "-m", "compileall", "-q", "compiler", "runtime"], stdout=subprocess.DEVNULL)
+    with _Stage("byte-compiling lrc"):
+        _run([PY, "-m", "compileall", "-q", "compiler", "runtime"], stdout=subprocess.DEVNULL)
 
 
 def demo() -> int:
@@ -74,21 +111,42 @@ def demo() -> int:
     return _run([lrc, "execute", lock, "--out", out])
 
 
+def pytest_args(extra: list[str]) -> list[str]:
+    """pytest's arguments for `dev.py test [--slow|--all] [ARGS]`: parallel workers unless ARGS
+    choose (-n, -p no:xdist), and the slow-marker selection unless ARGS give their own -m."""
+    args = list(extra)
+    selection = ["-m", "not slow"]
+    if "--slow" in args:
+        args.remove("--slow")
+        selection = ["-m", "slow"]
+    if "--all" in args:
+        args.remove("--all")
+        selection = []
+    if any(a == "-m" or a.startswith("-m") and not a.startswith("--") for a in args):
+        selection = []
+    workers = [] if any(a in ("-n", "--numprocesses", "no:xdist") or a.startswith(("-n", "--numprocesses=")) for a in args) else ["-n", "auto"]
+    return ["-q", *workers, *selection, *args]
+
+
 def test(extra: list[str]) -> int:
-    return _run([PY, "-m", "pytest", "-q", *extra])
+    return _run([PY, "-m", "pytest", *pytest_args(extra)])
 
 
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in ("demo", "test", "setup"):
         print(__doc__)
         return 2
+    start = time.monotonic()
     setup()
     byte_compile()
     if argv[0] == "demo":
-        return demo()
-    if argv[0] == "test":
-        return test(argv[1:])
-    return 0
+        rc = demo()
+    elif argv[0] == "test":
+        rc = test(argv[1:])
+    else:
+        return 0
+    _say(f"{argv[0]} {'finished' if rc == 0 else f'failed (exit {rc})'} in {time.monotonic() - start:.1f} s")
+    return rc
 
 
 if __name__ == "__main__":

@@ -15,4 +15,10 @@ for name, folder in ROOTS.items():
     packages.append(name)
     packages.extend(f"{name}.{sub}" for sub in find_packages(folder))
 
-setup(packages=packages, package_dir=ROOTS, package_data={"": ["*.json", "*.j2"]})
+# The JSON Schemas of this release ship inside the package as lrc/schemas/*.schema.json (a
+# data-only folder): a specs repository without its own schemas/ compiles against them
+# (compiler/validate.py: schemas_dir).
+packages.append("lrc.schemas")
+package_dir = {**ROOTS, "lrc.schemas": "schemas"}
+
+setup(packages=packages, package_dir=package_dir, package_data={"": ["*.json", "*.j2"], "lrc.schemas": ["*.schema.json"]})

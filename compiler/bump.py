@@ -16,7 +16,7 @@ from pathlib import Path
 from lrc.compiler.diagnostics import Diagnostics
 from lrc.compiler.load import load_text
 from lrc.compiler.pipeline import load_and_validate, discover_components
-from lrc.compiler.validate import SchemaSet
+from lrc.compiler.validate import SchemaSet, schemas_dir
 from lrc.compiler.versioning import Ledger, changed_pointers
 from lrc.runtime.lock import codeprint
 
@@ -49,7 +49,7 @@ def bump(root: Path, ident: str, diags: Diagnostics, kind: str | None = None) ->
     """Bump the spec or code component `ident` (only of `kind` when given: a spec kind or "code")."""
     ledger = Ledger.read(root, diags)
     before = len(diags.items)
-    schemas = SchemaSet.load(root / "schemas", diags)
+    schemas = SchemaSet.load(schemas_dir(root), diags)
     if any(d.severity == "error" for d in diags.items[before:]):
         return None
     scratch = Diagnostics()  # problems elsewhere in the tree do not block a bump of this file

@@ -30,7 +30,7 @@ def _parser() -> argparse.ArgumentParser:
     c = sub.add_parser("compile", help="validate specs and write generated/<edition>/plan.lock")
     c.add_argument("--check", action="store_true", help="write nothing; fail if generated/ is missing or stale (the pull-request gate)")
     c.add_argument("--format", choices=["text", "json", "github"], default="text")
-    c.add_argument("--project", type=Path, help="project folder (default: the nearest folder with specs/ and schemas/)")
+    c.add_argument("--project", type=Path, help="project folder (default: the nearest folder holding specs/)")
 
     b = sub.add_parser("bump", help="raise the version of a spec or code component, keeping the file's formatting")
     b.add_argument("ids", nargs="*", metavar="ID")

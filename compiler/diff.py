@@ -349,8 +349,7 @@ def _materialize(root: Path, ref: str, dest: Path) -> tuple[Path, str, set[str]]
                 tar.extractall(dest, filter="data")  # no absolute paths, no links out of dest
         except (tarfile.TarError, OSError) as exc:
             raise DiffError(f"cannot unpack {ref}'s files: {exc}") from exc
-    for part in ("specs", "schemas"):
-        (project / part).mkdir(exist_ok=True)
+    (project / "specs").mkdir(exist_ok=True)  # a ref without schemas/ is read with lrc's own (validate.schemas_dir)
     return project, sha, parts
 
 

@@ -24,7 +24,7 @@ from lrc.compiler import policy
 from lrc.compiler.resolve import SPEC_KINDS, Graph, Resolver, Spec
 from lrc.compiler.tree import SpecTree, scan
 from lrc.compiler.units import CachedDoc, Memo, sha
-from lrc.compiler.validate import SchemaSet, validate
+from lrc.compiler.validate import KINDS, SchemaSet, schemas_dir, validate
 from lrc.compiler.versioning import (
     LEDGER,
     SNAPSHOTS,
@@ -44,12 +44,15 @@ class ProjectNotFound(Exception):
 
 
 def find_root(start: Path) -> Path:
-    """The nearest folder at or above `start` holding specs/ and schemas/."""
+    """The nearest folder at or above `start` holding specs/ and either schemas/ or one of the
+    spec-kind folders (specs/editions/, specs/workloads/, ...): a specs repository need not
+    vendor schemas/ (validate.schemas_dir)."""
     start = start.resolve()
     for folder in (start, *start.parents):
-        if (folder / "specs").is_dir() and (folder / "schemas").is_dir():
+        specs = folder / "specs"
+        if specs.is_dir() and ((folder / "schemas").is_dir() or any((specs / sub).is_dir() for sub in KINDS)):
             return folder
-    raise ProjectNotFound(f"no lrc project (a folder with specs/ and schemas/) at or above {start}")
+    raise ProjectNotFound(f"no lrc project (a folder with specs/ holding editions/, workloads/, ... or with schemas/) at or above {start}")
 
 
 @dataclass
@@ -269,7 +272,7 @@ def _rebuilder(root: Path, schemas: SchemaSet, components: dict):
 def _analyze(root: Path, runtime: Path | None, plans: bool, store: Cache | None = None, write_cache: bool = False) -> Analysis:
     diags = Diagnostics()
     result = Analysis(root, diags)
-    schemas = SchemaSet.load(root / "schemas", diags)
+    schemas = SchemaSet.load(schemas_dir(root), diags)
     if diags.has_errors:
         return result
     memo = Memo(store, schemas.digest, write=write_cache) if store is not None and store.enabled else None

@@ -37,6 +37,18 @@ KINDS = {
     "rubrics": "rubric", "taxonomies": "taxonomy", "tasks": "task",
 }
 """specs/ sub-folder -> spec kind (and schemas/<kind>.schema.json)."""
+BUNDLED_SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"
+"""The schemas of this lrc release: the repository's schemas/ in a checkout (compiler/../schemas),
+`lrc/schemas/` inside an installed wheel (setup.py ships them as package data)."""
+
+
+def schemas_dir(root: Path) -> Path:
+    """The schemas a project's specs are validated against: its own schemas/ when it has one
+    (lrc's repository, or a specs repository that vendors them), else those of the installed
+    lrc release -- a repository holding only specs/ and generated/ pins lrc, and with it the
+    schemas."""
+    own = root / "schemas"
+    return own if own.is_dir() else BUNDLED_SCHEMAS
 MAX_SCHEMA_BYTES = 4 * 1024 * 1024
 
 

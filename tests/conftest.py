@@ -8,10 +8,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 from ruamel.yaml import YAML
 
 from helpers.stub_server import StubServer
 from support import REPO
+
+# No example database: hypothesis would otherwise keep one in .hypothesis/ in the working tree,
+# shared by parallel workers and replayed by later runs -- a test's outcome must not depend on
+# what an earlier run left in the tree. A failure prints its reproducing example instead.
+settings.register_profile("lrc", database=None)
+settings.load_profile("lrc")
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
 from jsonschema import Draft202012Validator
 
 from support import REPO, run_lrc
@@ -25,9 +26,10 @@ def _tree(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-def test_compile_check_passes_on_the_repository_and_writes_nothing():
+@pytest.mark.parametrize("no_cache", ["", "1"], ids=["with-whatever-cache-the-tree-has", "LRC_NO_CACHE"])
+def test_compile_check_passes_on_the_repository_and_writes_nothing(no_cache: str):
     before = _tree(REPO / "generated")
-    res = run_lrc("compile", "--check")
+    res = run_lrc("compile", "--check", env={"LRC_NO_CACHE": no_cache} if no_cache else None)
     assert res.returncode == 0, res.stderr
     assert "up to date" in res.stdout
     assert _tree(REPO / "generated") == before
@@ -134,11 +136,12 @@ def test_execute_refuses_a_lock_of_another_format(tmp_path: Path):
     assert res.returncode == 4 and "newer than this lrc understands" in res.stderr
 
 
-def _imported_modules(args: list[str]) -> set[str]:
+def _imported_modules(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> set[str]:
+    import os
     import subprocess
 
-    res = subprocess.run([sys.executable, "-X", "importtime", "-m", "lrc.compiler.cli", *args], cwd=REPO,
-                         capture_output=True, text=True, timeout=120)
+    res = subprocess.run([sys.executable, "-X", "importtime", "-m", "lrc.compiler.cli", *args], cwd=cwd,
+                         env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr[-2000:]
     names = set()
     for line in res.stderr.splitlines():
@@ -147,10 +150,27 @@ def _imported_modules(args: list[str]) -> set[str]:
     return names
 
 
-def test_compile_path_imports_neither_litellm_nor_polars_nor_the_runtime():
-    names = _imported_modules(["compile", "--check"])
-    assert "ruamel.yaml" in names and "jinja2" in names and "jsonschema_rs" in names  # the probe does see imports
-    assert "jsonschema" not in names  # clean specs never need Python jsonschema (it words refusals)
-    forbidden = [n for n in names if n.split(".")[0] in ("litellm", "polars", "openai", "tqdm")
-                 or n.startswith(("lrc.runtime.execute", "lrc.runtime.models", "lrc.runtime.report", "lrc.runtime.workloads"))]
-    assert forbidden == []
+def _forbidden(names: set[str]) -> list[str]:
+    return sorted(n for n in names if n.split(".")[0] in ("litellm", "polars", "openai", "tqdm")
+                  or n.startswith(("lrc.runtime.execute", "lrc.runtime.models", "lrc.runtime.report", "lrc.runtime.workloads")))
+
+
+def test_compile_path_imports_neither_litellm_nor_polars_nor_the_runtime(project_copy: Path, tmp_path: Path):
+    """Cold (no .lrc-cache/, as on a fresh clone or CI), warm (a cache left by an earlier
+    compile, as after `python3 dev.py demo`) and with the cache turned off: the project is a
+    copy, so what earlier commands left in the repository's tree cannot decide the outcome."""
+    env = {"LRC_CACHE_KEY_FILE": str(tmp_path / "cache.key")}
+    cold = _imported_modules(["compile", "--check"], project_copy, env)
+    assert not (project_copy / ".lrc-cache").exists()  # --check writes nothing, not even a cache
+    assert "ruamel.yaml" in cold and "jinja2" in cold and "jsonschema_rs" in cold  # the probe does see imports
+    assert "jsonschema" not in cold  # clean specs never need Python jsonschema (it words refusals)
+    assert _forbidden(cold) == []
+
+    assert run_lrc("compile", cwd=project_copy, env=env).returncode == 0  # leaves a warm cache behind
+    assert (project_copy / ".lrc-cache").is_dir()
+    warm = _imported_modules(["compile", "--check"], project_copy, env)
+    assert "lrc.compiler.pipeline" in warm  # the probe does see imports
+    assert _forbidden(warm) == []
+
+    uncached = _imported_modules(["compile", "--check"], project_copy, {**env, "LRC_NO_CACHE": "1"})
+    assert "jsonschema_rs" in uncached and _forbidden(uncached) == []

@@ -179,6 +179,7 @@ json_values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(json_values)
 def test_fast_equals_old_and_rfc8785(value):

@@ -24,6 +24,8 @@ import pytest
 from helpers.project import LRC, REPO, STUB_MODEL, build_project, journal_records, lrc_env, run_lrc, tree
 from helpers.stub_server import Record, StubServer
 
+pytestmark = pytest.mark.slow  # an uninterrupted reference run plus killed and resumed runs, with a per-request delay
+
 KEY = "sk-lrc-kill-test-5b1e0c9d"
 MAX_CONCURRENCY = 4
 DELAY = 0.08  # seconds per request: the run stays in flight long enough to be killed mid-way

@@ -267,6 +267,7 @@ def test_report_survives_a_journal_holding_5000_digit_integers_and_deep_nesting(
 # -- the fuzz target, bounded (benchmarks/fuzz_replies.py runs it longer) --------------------
 
 @pytest.mark.fuzz
+@pytest.mark.slow
 def test_fuzz_hostile_replies_bounded(stub, tmp_path):
     import sys
 

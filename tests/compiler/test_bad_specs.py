@@ -229,6 +229,7 @@ def test_every_reachable_code_is_covered() -> None:
     assert not missing, f"codes without a bad-spec case: {missing} (add a case, or document why in this module's docstring)"
 
 
+@pytest.mark.slow
 def test_node_count_cap() -> None:
     """More than MAX_NODES YAML nodes is refused by the pre-scan (kept out of the corpus: 100 kB)."""
     diags = Diagnostics()

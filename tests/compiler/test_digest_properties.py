@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -195,6 +196,7 @@ def _digest(data: Any) -> str:
     return digest("spec:workload", apply_defaults(data, {}))
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(doc=documents, seed=st.integers(0, 2**32 - 1))
 def test_digest_ignores_comments_order_whitespace_and_style(doc: dict, seed: int) -> None:
@@ -241,6 +243,7 @@ def _set(doc: Any, path: tuple, new: Any) -> Any:
     return copy
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(doc=documents, seed=st.integers(0, 2**32 - 1), pick=st.integers(0, 10**6))
 def test_digest_changes_with_any_changed_scalar(doc: dict, seed: int, pick: int) -> None:
@@ -257,6 +260,7 @@ def test_digest_changes_with_any_changed_scalar(doc: dict, seed: int, pick: int)
     assert _digest(before) != _digest(after)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(doc=documents, seed=st.integers(0, 2**32 - 1), pick=st.integers(0, 10**6))
 def test_digest_changes_with_a_renamed_or_removed_key(doc: dict, seed: int, pick: int) -> None:

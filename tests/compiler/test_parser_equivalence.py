@@ -162,6 +162,7 @@ def _documents(draw):
     return text
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_documents())
 def test_generated_documents_load_the_same_both_ways(text: str):

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from lrc.compiler.pipeline import compile_project
 
 REPO = Path(__file__).resolve().parents[2]
@@ -85,6 +87,7 @@ def test_a_judged_edition_locks_its_rubric_and_a_task_edition_its_tasks_and_taxo
     Draft202012Validator(schema).validate(result.locks["reliability"])
 
 
+@pytest.mark.slow
 def test_the_real_edition_compiles_and_refuses_to_run_without_keys(tmp_path: Path):
     lock = REPO / "generated/2026-12/plan.lock"
     plan = json.loads(lock.read_text())["plan"]

@@ -113,6 +113,7 @@ schemas = st.deferred(lambda: st.booleans() | st.fixed_dictionaries({}, optional
 }))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)  # 1,500 examples agreed when this was written (236 valid)
 @given(schemas)
 def test_fast_acceptance_implies_python_acceptance(schema):

@@ -1,0 +1,58 @@
+"""dev.py, the README's two commands: quiet set-up stages and the test selection."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+
+import pytest
+
+from support import REPO
+
+_spec = importlib.util.spec_from_file_location("dev", REPO / "dev.py")
+dev = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(dev)
+
+
+@pytest.mark.parametrize("argv, expected", [
+    ([], ["-q", "-n", "auto", "-m", "not slow"]),
+    (["--slow"], ["-q", "-n", "auto", "-m", "slow"]),
+    (["--all", "-x"], ["-q", "-n", "auto", "-x"]),
+    (["-n", "0", "tests/test_cli.py"], ["-q", "-m", "not slow", "-n", "0", "tests/test_cli.py"]),
+    (["-n2"], ["-q", "-m", "not slow", "-n2"]),
+    (["-p", "no:xdist"], ["-q", "-m", "not slow", "-p", "no:xdist"]),
+    (["-m", "slow and not e2e"], ["-q", "-n", "auto", "-m", "slow and not e2e"]),
+    (["--slow", "-k", "parser"], ["-q", "-n", "auto", "-m", "slow", "-k", "parser"]),
+])
+def test_pytest_arguments(argv: list[str], expected: list[str]):
+    assert dev.pytest_args(argv) == expected
+
+
+_SCRIPT = """
+import sys
+sys.path.insert(0, {root!r})
+import dev
+with dev._Stage("installing things"):
+    dev._quiet([sys.executable, "-c", {cmd!r}], "installing things failed")
+print("after")
+"""
+
+
+@pytest.mark.parametrize("cmd, rc", [
+    ("print('pip noise\\n' * 250)", 0),
+    ("import sys; print('pip noise\\n' * 250); print('ERROR: hash mismatch'); sys.exit(1)", 1),
+    ("import sys; sys.stderr.write('ERROR: on stderr\\n'); sys.exit(2)", 1),
+])
+def test_a_stage_is_one_line_with_its_time_and_shows_the_output_only_when_it_fails(cmd: str, rc: int):
+    done = subprocess.run([sys.executable, "-c", _SCRIPT.format(root=str(REPO), cmd=cmd)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == rc
+    first = done.stdout.splitlines()[0]
+    if rc == 0:
+        assert done.stdout.splitlines() == [first, "after"]
+        assert first.startswith("[dev] installing things … ") and first.endswith(" s")
+        assert "pip noise" not in done.stdout
+    else:
+        assert first.startswith("[dev] installing things … failed (exit ")
+        assert "ERROR:" in done.stdout and "after" not in done.stdout
+        assert "installing things failed" in done.stderr
