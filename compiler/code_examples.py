@@ -231,6 +231,16 @@ lrc reports:
 
 Look-around (`(?=`, `(?!`, `(?<=`, `(?<!`) is refused the same way, in an output schema file
 too (the note names the file and the pointer inside it).""",
+    "LRC3021": r"""\
+# specs/workloads/triage.ap-inbox/workload.yaml
+  item_schema:
+    properties:
+      batch_id: {type: string, pattern: "^[A-Z]{2}-\\w+$", maxLength: 10000}
+
+lrc reports:
+  specs/workloads/triage.ap-inbox/workload.yaml:27:71: error[LRC3021]: maxLength 10000 is above the 4,096-character limit for pattern checks
+    at /dataset/item_schema/properties/batch_id/maxLength
+    hint: lrc never matches a string longer than 4,096 characters against a spec's regex (such a value fails); lower maxLength to 4,096 or less, or drop the pattern""",
     # -- 4xxx: prompt templates ----------------------------------------------------------------
     "LRC4001": """\
 {# specs/workloads/triage.ap-inbox/prompts/system.j2 #}

@@ -23,6 +23,7 @@ from lrc.compiler.refs import did_you_mean, make_ref, parse_ref
 from lrc.compiler import schemacheck
 from lrc.runtime.lock.canonical import digest as digest_value, digest_text
 from lrc.runtime.lock.codeprint import Component
+from lrc.runtime.lock.safe_regex import SUBJECT_LIMIT
 
 MAX_REFERENCED_FILE = 256 * 1024
 REFERENCE_MODELS = {"lrc/oracle", "lrc/null", "lrc/baseline"}
@@ -463,6 +464,15 @@ class Resolver:
             self.diags.error("LRC3006", f"not a valid JSON Schema: {verdict.error.message}", **where,
                              notes=(f"in {relpath}",) if relpath else ())
         if not verdict.ok:
+            return False
+        overlong = schemacheck.overlong_pattern_lengths(schema)
+        for path, limit in overlong:
+            where = spec.at(*parts) if relpath else spec.at(*parts, *path)
+            self.diags.error("LRC3021", f"maxLength {limit} is above the {SUBJECT_LIMIT:,}-character limit for pattern checks",
+                             **where, notes=(f"in {relpath} at {pointer_of(list(path))}",) if relpath else (),
+                             hint=f"lrc never matches a string longer than {SUBJECT_LIMIT:,} characters against a spec's regex "
+                                  f"(such a value fails); lower maxLength to {SUBJECT_LIMIT:,} or less, or drop the pattern")
+        if overlong:
             return False
         problem = schemacheck.usable_error(schema)
         if problem is not None:

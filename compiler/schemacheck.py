@@ -145,6 +145,27 @@ def schema_error(schema: Any) -> "SchemaError | None":
     return SchemaError(f"{bad.pattern!r} is not a 'regex'", validator="format", validator_value="regex", instance=bad.pattern, path=bad.path)
 
 
+_DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
+
+
+def overlong_pattern_lengths(schema: Any) -> list[tuple[tuple[str | int, ...], int]]:
+    """Every `maxLength` above safe_regex.SUBJECT_LIMIT beside a `pattern`: (path of the
+    `maxLength` inside the schema, its value). Such a schema admits strings lrc never checks
+    against the pattern (they fail with the subject-length message), so it is refused (LRC3021)."""
+    found = []
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), schema)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, dict):
+            limit = node.get("maxLength")
+            if isinstance(node.get("pattern"), str) and isinstance(limit, int) and not isinstance(limit, bool) and limit > safe_regex.SUBJECT_LIMIT:
+                found.append((path + ("maxLength",), limit))
+            stack.extend((path + (key,), child) for key, child in node.items() if key not in _DATA_KEYWORDS)
+        elif isinstance(node, list):
+            stack.extend((path + (i,), child) for i, child in enumerate(node))
+    return sorted(found, key=lambda f: [str(p) for p in f[0]])
+
+
 def usable_error(schema: Any) -> str | None:
     """None when the linear-time engine builds a validator for the (already checked) schema,
     else why not (a `$ref` it cannot resolve offline)."""

@@ -136,11 +136,13 @@ def _linear_format_checker() -> Any:
 
 
 def _linear_python_validator() -> Any:
-    """Draft202012Validator whose `pattern` keyword is the linear-time engine's search."""
+    """Draft202012Validator whose `pattern` keyword is the linear-time engine's search. The
+    patterns are lrc's own (schemas/), small and trusted, so no subject-length limit applies
+    (as in `fast_valid`, which decides with the same engine)."""
     from jsonschema import Draft202012Validator, ValidationError, validators
 
     def pattern(validator: Any, patrn: str, instance: Any, schema: Any) -> Any:
-        if validator.is_type(instance, "string") and not safe_regex.search(patrn, instance):
+        if validator.is_type(instance, "string") and not safe_regex.search(patrn, instance, limit=False):
             yield ValidationError(f"{instance!r} does not match {patrn!r}")
 
     return validators.extend(Draft202012Validator, {"pattern": pattern})

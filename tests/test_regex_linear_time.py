@@ -19,7 +19,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, example, given, settings, strategies as st
 
 import support
 from lrc.compiler import schemacheck
@@ -44,7 +44,9 @@ def nested_patterns(draw) -> str:
     pattern = draw(ATOMS)
     for _ in range(draw(st.integers(1, 3))):
         pattern = f"(({pattern}){draw(INNER)}){draw(OUTER)}"
-    return ("^" if draw(st.booleans()) else "") + pattern + draw(TAILS)
+    pattern = ("^" if draw(st.booleans()) else "") + pattern + draw(TAILS)
+    assume(safe_regex.compile_problem(pattern) is None)  # three nested counted repeats can exceed SIZE_LIMIT (LRC3020)
+    return pattern
 
 
 @st.composite
@@ -206,3 +208,138 @@ def test_compile_check_with_a_hostile_sample_item_stays_fast(tmp_path_factory, p
     schema = {"type": "object", "properties": {"batch_id": {"type": "string", "pattern": pattern}}}
     _, check = timed(schemacheck.instance_errors, schema, {"batch_id": value})
     assert check < FAST
+
+
+# --- Lazy-DFA blow-up: linear, but (program size) x (value length) -----------------------------
+# Counted repetitions after an unanchored prefix make the lazy DFA give up, and the engine then
+# simulates the NFA: `\w*a\w{300}c` took 58.8 s on a 999,000-character a/b value. No string
+# longer than safe_regex.SUBJECT_LIMIT is handed to the engine, so every check stays bounded.
+
+SLOW = 0.5
+"""Seconds one check may take on the blow-up family (about 0.1 s measured unloaded at the cap)."""
+CAP = safe_regex.SUBJECT_LIMIT
+BLOWUP = [r"\w*a\w{300}c", r"\w*a\w{600}c", r"a[ab]{300}c", r"[ab]*a[ab]{900}c", r"(?:\w{1,20}a\w{1,20}){1,10}c",
+          r".*a.{40}c"]
+LENGTHS = [CAP - 1, CAP, CAP + 1, 10_000, 999_000]
+
+
+def _ab(n: int, seed: int = 16) -> str:
+    import random
+
+    rng = random.Random(seed)
+    return "".join(rng.choice("ab") for _ in range(n))
+
+
+def test_the_blowup_patterns_compile():
+    """They are within the engine's SIZE_LIMIT (else LRC3020 would refuse them before any run)."""
+    assert all(safe_regex.compile_problem(p) is None for p in BLOWUP)
+    assert safe_regex.compile_problem(r"(?:\w{1,20}a\w{1,20}){1,20}c")  # 2 MiB compiled: refused
+
+
+@pytest.mark.parametrize("pattern", BLOWUP)
+@pytest.mark.parametrize("n", LENGTHS)
+def test_blowup_family_is_bounded_everywhere(pattern, n):
+    value = _ab(n)
+    over = n > CAP
+    limit_message = f"string of {n:,} characters exceeds the {CAP:,}-character limit for pattern checks"
+    # the compiler's sample-item check
+    schema = {"type": "object", "properties": {"v": {"type": "string", "pattern": pattern}}}
+    found, took = timed(schemacheck.instance_errors, schema, {"v": value})
+    assert took < SLOW, (pattern, n, took)
+    if over:
+        assert [(e.path, e.keyword, e.message) for e in found] == [(("v",), "pattern", limit_message)]
+    else:
+        assert bool(found) == (not safe_regex.search(pattern, value))
+    # item generation / validation
+    item = Item(0, "item-0", {"batch_id": value}, {})
+    item_schema = {"type": "object", "properties": {"batch_id": {"type": "string", "pattern": pattern}}}
+    start = time.perf_counter()
+    try:
+        items.check_item("w.v1", item_schema, item)
+        refused = None
+    except items.ItemError as exc:
+        refused = str(exc)
+    assert time.perf_counter() - start < SLOW, (pattern, n)
+    if over:
+        assert refused is not None and limit_message in refused and "(at /batch_id)" in refused
+    else:
+        assert (refused is None) == safe_regex.search(pattern, value)
+    # output grading: the model's answer carries the value
+    out_schema = {"type": "object", "properties": {"labels": {"type": "array", "items": {
+        "type": "object", "properties": {"email_id": {"type": "string", "pattern": pattern}}}}}}
+    workload = {"spec": {"grading": {"checks": [{"check": "w.grading.v1", "validator": "validate"}]}, "output": {"schema": out_schema}}}
+    run = {"outcome": "answered", "steps": 1, "answer_text": json.dumps({"labels": [{"email_id": value}]})}
+    modules = {"w.grading.v1": SimpleNamespace(validate=lambda answer, key, params: [])}
+    record, took = timed(grading.grade, workload, run, {}, modules)
+    assert took < SLOW, (pattern, n, took)
+    contract = record["results"][0]
+    if over:
+        assert contract["status"] == "fail" and contract["location"] == "/labels/0/email_id"
+        assert limit_message in contract["message"] and record["outcome"] == "invalid_output"
+    else:
+        assert (contract["status"] == "pass") == safe_regex.search(pattern, value)
+
+
+@pytest.mark.parametrize("pattern, value, matches", [
+    ("^[A-Z]{2}-[0-9]{3}$", "AB-123", True), ("^[A-Z]{2}-[0-9]{3}$", "AB-1234", False), ("b", "a" * CAP + "b", False),
+    ("b", "a" * (CAP - 1) + "b", True), ("^a*$", "a" * CAP, True), ("^a*$", "a" * (CAP + 1), False), ("^$", "", True),
+])
+def test_ordinary_values_decide_as_before_and_only_over_cap_strings_are_refused(pattern, value, matches):
+    errors = safe_regex.violations({"pattern": pattern}, value)
+    assert (not errors) == matches
+    if len(value) <= CAP:
+        assert safe_regex.search(pattern, value) == matches == bool(re.search(pattern, value))
+        assert all("limit for pattern checks" not in e.message for e in errors)
+    else:
+        assert errors[0].message == f"string of {len(value):,} characters exceeds the {CAP:,}-character limit for pattern checks"
+        with pytest.raises(safe_regex.SubjectTooLong, match="limit for pattern checks"):
+            safe_regex.search(pattern, value)
+        with pytest.raises(safe_regex.SubjectTooLong):
+            safe_regex.fullmatch(pattern, value)
+
+
+@pytest.mark.parametrize("where", ["propertyNames", "patternProperties", "nested"])
+@pytest.mark.parametrize("n", [CAP, CAP + 1, 999_000])
+def test_long_property_names_never_reach_the_engine(where, n):
+    key = _ab(n)
+    schema = {
+        "propertyNames": {"type": "object", "properties": {"m": {"propertyNames": {"pattern": r"\w*a\w{600}c"}}}},
+        "patternProperties": {"type": "object", "patternProperties": {r"\w*a\w{600}c": {"type": "integer"}}},
+        "nested": {"type": "object", "properties": {"m": {"type": "array", "items": {"patternProperties": {r"[ab]*a[ab]{900}c": False}}}}},
+    }[where]
+    instance = {"m": [{key: 1}]} if where == "nested" else {"m": {key: 1}}
+    found, took = timed(safe_regex.violations, schema, instance)
+    assert took < SLOW, (where, n, took)
+    if n <= CAP:
+        assert all("limit for pattern checks" not in e.message for e in found)
+    elif where == "propertyNames":
+        assert [(e.pointer, e.message) for e in found] == [("/m", f"string of {n:,} characters exceeds the {CAP:,}-character limit for pattern checks")]
+    else:
+        pointer = "/m/0" if where == "nested" else "/m"
+        assert [(e.pointer, e.message) for e in found] == [(pointer, f"a property name of {n:,} characters exceeds the {CAP:,}-character limit for pattern checks")]
+
+
+def test_format_regex_values_over_the_cap_are_not_compiled():
+    v = safe_regex.validator({"format": "regex"}, formats=True)
+    assert v.is_valid("^a+$") and not v.is_valid("(a)\\1")
+    start = time.perf_counter()
+    assert not v.is_valid("a" * 999_000)
+    assert time.perf_counter() - start < SLOW
+
+
+@settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(BLOWUP))
+@example(r"\w*a\w{600}c")
+def test_compile_check_with_an_over_cap_sample_item_names_the_limit(tmp_path_factory, pattern):
+    """`lrc compile --check` on a sample item over the cap: LRC3007 with the limit message."""
+    root = tmp_path_factory.mktemp("overcap")
+    n = 20_000
+    _hostile_project(root, pattern, _ab(n))
+    start = time.perf_counter()
+    res = support.run_lrc("compile", "--check", "--project", str(root), timeout=120)
+    took = time.perf_counter() - start
+    out = res.stdout + res.stderr
+    assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr[-2000:]
+    assert "LRC3007" in out and f"string of {n:,} characters exceeds the {CAP:,}-character limit for pattern checks" in out, out[-3000:]
+    assert "/batch_id" in out
+    assert took < 60, took

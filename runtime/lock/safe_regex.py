@@ -36,9 +36,28 @@ program grows with counted repetitions (`(?:\\w{1,20}a\\w{1,20}){1,20}c` took 28
 project's own patterns compile to a few KiB."""
 DFA_SIZE_LIMIT = 16 * 1024 * 1024
 
+SUBJECT_LIMIT = 4096
+"""Longest string (in characters) ever handed to the engine. Even linear, the fallback costs
+(program size) x (value length): the slowest pattern found under SIZE_LIMIT
+(`(?:\\w{1,20}a\\w{1,20}){1,10}c`) takes about 0.09 s on 4,096 near-matching characters,
+0.2 s on 10,000 and 2.6 s on 100,000. A longer string checked against a `pattern` (or a longer
+object key, when the schema has `patternProperties`) is a violation with its own message,
+decided without running the regex; `search`/`fullmatch` raise SubjectTooLong."""
+
 
 class UnsupportedPattern(ValueError):
     """A regex the linear-time engine cannot compile."""
+
+
+class SubjectTooLong(ValueError):
+    """A string longer than SUBJECT_LIMIT, which no regex check is run on."""
+
+
+def too_long(text: str, what: str = "string") -> str | None:
+    """The refusal message for a regex subject over SUBJECT_LIMIT, else None."""
+    if len(text) <= SUBJECT_LIMIT:
+        return None
+    return f"{what} of {len(text):,} characters exceeds the {SUBJECT_LIMIT:,}-character limit for pattern checks"
 
 
 @lru_cache(maxsize=1)
@@ -102,10 +121,16 @@ def is_regex(value: Any) -> bool:
     return not isinstance(value, str) or compile_problem(value) is None
 
 
-def search(pattern: str, text: str) -> bool:
+def search(pattern: str, text: str, *, limit: bool = True) -> bool:
     """Does `pattern` match somewhere in `text` (JSON Schema `pattern` semantics)?
-    Raises UnsupportedPattern when the engine cannot compile it."""
-    return bool(_one(pattern).is_valid(text))
+    Raises UnsupportedPattern when the engine cannot compile it, SubjectTooLong (with the
+    message to report) when `text` is longer than SUBJECT_LIMIT. `limit=False` is only for
+    lrc's own small patterns (schemas/), never for a spec's."""
+    engine = _one(pattern)
+    refusal = too_long(text) if limit else None
+    if refusal is not None:
+        raise SubjectTooLong(refusal)
+    return bool(engine.is_valid(text))
 
 
 def fullmatch(pattern: str, text: str) -> bool:
@@ -131,13 +156,39 @@ class SchemaUnusable(ValueError):
     """A schema the engine cannot build (a regex it cannot compile, an unresolvable $ref)."""
 
 
+class _CappedPattern:
+    """The `pattern` keyword of every spec schema: a string over SUBJECT_LIMIT fails with its
+    own message and is never handed to the engine; any other string is decided, and its
+    message written, by the engine's own `pattern` check (`_one`)."""
+
+    def __init__(self, parent_schema: Any, value: Any, schema_path: Any) -> None:
+        if not isinstance(value, str):
+            raise ValueError(f"pattern {value!r} is not a string")
+        self.engine = _one(value)  # UnsupportedPattern (a ValueError) when it cannot compile
+
+    def validate(self, instance: Any) -> None:
+        if not isinstance(instance, str):
+            return
+        refusal = too_long(instance)
+        if refusal is not None:
+            raise ValueError(refusal)
+        if not self.engine.is_valid(instance):
+            raise ValueError(next(iter(self.engine.iter_errors(instance))).message)
+
+
+def _is_regex_value(value: Any) -> bool:
+    """`format: regex` on an instance: a string over SUBJECT_LIMIT is not compiled."""
+    return not isinstance(value, str) or (too_long(value) is None and is_regex(value))
+
+
 def validator(schema: Any, *, formats: bool = False) -> Any:
     """A Draft 2020-12 validator for a spec-supplied schema, every regex in it decided by the
-    linear-time engine (`format: regex` too, when formats are asserted). No network."""
+    linear-time engine (`format: regex` too, when formats are asserted), and no string longer
+    than SUBJECT_LIMIT checked against a `pattern`. No network."""
     rs = _rs()
-    kwargs: dict[str, Any] = {"validate_formats": True, "formats": {"regex": is_regex}} if formats else {"validate_formats": False}
+    kwargs: dict[str, Any] = {"validate_formats": True, "formats": {"regex": _is_regex_value}} if formats else {"validate_formats": False}
     try:
-        return rs.Draft202012Validator(schema, pattern_options=pattern_options(), offline=True, **kwargs)
+        return rs.Draft202012Validator(schema, pattern_options=pattern_options(), offline=True, keywords={"pattern": _CappedPattern}, **kwargs)
     except (rs.ValidationError, rs.ReferencingError, ValueError) as exc:
         raise SchemaUnusable(getattr(exc, "message", None) or str(exc).splitlines()[0]) from exc
 
@@ -156,8 +207,44 @@ def violations(schema: Any, instance: Any, *, built: Any = None) -> list[Violati
     """Every violation of `schema` by `instance`, ordered by instance path. An instance the
     engine cannot take (nested too deeply, a non-string key) is one violation at the root."""
     v = built if built is not None else cached_validator(schema)
+    if _has_pattern_properties(schema):
+        long_keys = _long_keys(instance)
+        if long_keys:
+            return long_keys  # never hand such a key to `patternProperties`
     try:
         found = [Violation(tuple(e.instance_path), e.kind.name, e.message) for e in v.iter_errors(instance)]
     except ValueError as exc:  # jsonschema-rs: recursion limit, unsupported Python value
         return [Violation((), "instance", f"the value cannot be validated: {exc}")]
+    return sorted(found, key=lambda e: [str(p) for p in e.path])
+
+
+def _has_pattern_properties(schema: Any) -> bool:
+    """Does a `patternProperties` key appear anywhere in `schema` (conservatively: also as a
+    property's name)?"""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if "patternProperties" in node:
+                return True
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
+
+
+def _long_keys(instance: Any) -> list[Violation]:
+    """A violation for every object key over SUBJECT_LIMIT, at the object holding it."""
+    found = []
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), instance)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, dict):
+            for key, child in node.items():
+                if isinstance(key, str) and (refusal := too_long(key, "a property name")) is not None:
+                    found.append(Violation(path, "patternProperties", refusal))
+                else:
+                    stack.append((path + (key,), child))
+        elif isinstance(node, list):
+            stack.extend((path + (i,), child) for i, child in enumerate(node))
     return sorted(found, key=lambda e: [str(p) for p in e.path])

@@ -90,6 +90,7 @@ PRIMARY: dict[str, tuple[str, str, int | None, int | None]] = {
     "symlinked-template": ("LRC3004", "specs/workloads/triage.ap-inbox/workload.yaml", 85, 15),
     "regex-backreference-in-item-schema": ("LRC3020", "specs/workloads/triage.ap-inbox/workload.yaml", 27, 41),
     "regex-lookaround-in-output-schema": ("LRC3020", "specs/workloads/triage.ap-inbox/workload.yaml", 68, 11),
+    "regex-maxlength-above-pattern-limit": ("LRC3021", "specs/workloads/triage.ap-inbox/workload.yaml", 27, 71),
     "template-syntax-error": ("LRC4001", "specs/workloads/triage.ap-inbox/prompts/system.j2", 5, 1),
     "template-attribute-escape": ("LRC4003", "specs/workloads/triage.ap-inbox/prompts/single-shot.user.j2", 1, 1),
     "template-output-bomb": ("LRC4004", "specs/workloads/triage.ap-inbox/prompts/single-shot.user.j2", 1, 1),

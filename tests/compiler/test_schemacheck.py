@@ -120,3 +120,19 @@ def test_fast_acceptance_implies_python_acceptance(schema):
     if schemacheck.fast_accept(schema):
         assert python_accepts(schema), schema
     assert schemacheck.check(schema).ok == python_accepts(schema)
+
+
+@pytest.mark.parametrize("schema, expected", [
+    ({"pattern": "^a", "maxLength": 4096}, []),
+    ({"pattern": "^a", "maxLength": 4097}, [(("maxLength",), 4097)]),
+    ({"maxLength": 10_000}, []),  # no pattern: no regex check to bound
+    ({"properties": {"a": {"type": "string", "pattern": "x", "maxLength": 5000}}}, [(("properties", "a", "maxLength"), 5000)]),
+    ({"anyOf": [{"pattern": "x", "maxLength": 1}, {"pattern": "y", "maxLength": 99_999}]}, [(("anyOf", 1, "maxLength"), 99_999)]),
+    ({"const": {"pattern": "x", "maxLength": 5000}, "enum": [{"pattern": "x", "maxLength": 5000}]}, []),  # data, not schema
+    ({"properties": {"pattern": {"type": "string"}, "maxLength": {"type": "integer"}}}, []),  # property names
+])
+def test_overlong_pattern_lengths_find_each_maxlength_above_the_cap(schema, expected):
+    from lrc.runtime.lock import safe_regex
+
+    assert safe_regex.SUBJECT_LIMIT == 4096
+    assert schemacheck.overlong_pattern_lengths(schema) == expected
