@@ -17,7 +17,7 @@ def pinned(spec_id: str) -> str:
     import re
 
     demo = (REPO / "specs" / "editions" / "demo.yaml").read_text(encoding="utf-8")
-    found = re.search(rf"(?m)^\s*(?:-\s*|[a-z_]+:\s*)({re.escape(spec_id)}\.v\d+)\s*$", demo)
+    found = re.search(rf"(?m)^\s*(?:-\s*|[a-z_]+:\s*)({re.escape(spec_id)}\.v\d+)\s*(?:#.*)?$", demo)
     if found is None:
         raise LookupError(f"the demo edition pins no {spec_id}")
     return found.group(1)
