@@ -22,12 +22,12 @@ from pathlib import Path
 import pytest
 
 from lrc.runtime.report.aggregate import aggregate, calibration
-from test_aggregate import ED, cell_runs, run
+from test_aggregate import ED, WL as UNIT_WL, cell_runs, run
 
-from support import REPO, run_lrc
+from support import REPO, pinned, run_lrc
 
 N = 15
-WL = "triage.ap-inbox.v1"
+WL = pinned("triage.ap-inbox")  # the end-to-end edition runs the workload the demo pins
 
 
 # -- the check itself, on cells -----------------------------------------------------------
@@ -52,7 +52,7 @@ def test_one_reference_cell_off_fails_calibration(model: str, passes: int, expec
     assert got["ok"] is False and got["cells_checked"] == 2
     [failure] = got["failures"]
     assert (failure["model"], failure["passes"], failure["n"], failure["expected_passes"]) == (model, passes, N, expected)
-    assert failure["workload"] == WL and failure["system"] == "single-shot"
+    assert failure["workload"] == UNIT_WL and failure["system"] == "single-shot"
 
 
 def test_scored_models_never_take_part():
@@ -98,9 +98,9 @@ date: "2026-12-01"
 standard: {standard}
 analysis: {analysis}
 workloads:
-  - triage.ap-inbox.v1
+  - {workload}
 systems:
-  - single-shot.v1
+  - {system}
 models:
   - id: lrc/oracle
     role: infrastructure-check
@@ -181,7 +181,7 @@ def calib_project(tmp_path_factory) -> Path:
     standard = re.search(r"(?m)^standard: (\S+)", demo).group(1)
     analysis = re.search(r"(?m)^analysis: (\S+)", demo).group(1)
     pricing = "\n".join(PRICE.format(model=m) for m in ("lrc/oracle", "lrc/null"))
-    (root / "specs/editions/calib.yaml").write_text(EDITION.format(standard=standard, analysis=analysis, pricing=pricing), encoding="utf-8")
+    (root / "specs/editions/calib.yaml").write_text(EDITION.format(standard=standard, analysis=analysis, pricing=pricing, workload=WL, system=pinned("single-shot")), encoding="utf-8")
     res = run_lrc("compile", cwd=root)
     assert res.returncode == 0, res.stdout + res.stderr
     return root

@@ -668,13 +668,13 @@ id: wl-e2e
 version: 1
 title: extract + reconcile end-to-end test edition
 date: "2026-11-29"
-standard: ledgerrate.v2
-analysis: lrc.analysis.v1
+standard: {standard}
+analysis: {analysis}
 workloads:
   - {extract}
   - {reconcile}
 systems:
-  - single-shot.v1
+  - {single_shot}
   - {agentic}
 models:
 {models}pricing:
@@ -706,7 +706,8 @@ def test_end_to_end_both_workloads(tmp_path: Path) -> None:
     prices = "".join(f"  {m}:\n    currency: USD\n    per_tokens: 1000000\n    input: \"0\"\n    cached_input: \"0\"\n"
                      f"    output: \"0\"\n    as_of: \"2026-11-29\"\n    source: embedded reference model\n" for m in _ROLES)
     edition = _EDITION.format(models=models, prices=prices, extract=pinned("extract.invoice"),
-                              reconcile=pinned("reconcile.ledger"), agentic=pinned("agentic"))
+                              reconcile=pinned("reconcile.ledger"), agentic=pinned("agentic"),
+                              single_shot=pinned("single-shot"), standard=pinned("ledgerrate"), analysis=pinned("lrc.analysis"))
     (project / "specs" / "editions" / "wl-e2e.yaml").write_text(edition, encoding="utf-8")
     compiled = compile_project(project)
     assert not compiled.diagnostics.has_errors, "\n".join(str(d) for d in compiled.diagnostics.sorted())

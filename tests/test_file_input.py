@@ -30,10 +30,10 @@ id: files
 version: 1
 title: File-input check
 date: "2026-11-29"
-standard: ledgerrate.v2
-analysis: lrc.analysis.v1
+standard: STANDARD
+analysis: ANALYSIS
 workloads: [EXTRACT]
-systems: [single-shot.v1, AGENTIC]
+systems: [SINGLE_SHOT, AGENTIC]
 models:
   - {id: lrc/oracle, role: infrastructure-check, accepts_files: true}
   - {id: lrc/baseline, role: baseline, accepts_files: ACCEPTS}
@@ -57,6 +57,7 @@ def _project(tmp: Path, baseline_accepts: bool) -> Path:
     prices = "".join(PRICE.format(m=m) for m in ("lrc/oracle", "lrc/baseline", "lrc/null"))
     text = EDITION.replace("ACCEPTS", "true" if baseline_accepts else "false").replace("PRICES\n", prices)
     text = text.replace("[EXTRACT]", f"[{EXTRACT}]").replace("AGENTIC]", f"{pinned('agentic')}]")
+    text = text.replace("STANDARD", pinned("ledgerrate")).replace("ANALYSIS", pinned("lrc.analysis")).replace("[SINGLE_SHOT", f"[{pinned('single-shot')}")
     (tmp / "specs/editions/files.yaml").write_text(text)
     return tmp
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.project import STUB_MODEL, build_project, journal_records, lrc_env, read_cells, run_lrc, tree
+from helpers.project import STUB_MODEL, TRIAGE, build_project, journal_records, lrc_env, read_cells, run_lrc, tree
 from helpers.stub_server import Fault, StubServer
 
 KEY = "sk-lrc-test-infra-3b1d2f9a7c"
@@ -130,7 +130,7 @@ def test_a_run_slower_than_its_deadline_is_excluded_alone(server, lock, clean, t
     assert "was stopped" not in res.stderr
     excluded = exclusions(out)
     assert set(excluded.values()) == {"run-deadline"}
-    assert sorted(excluded) == sorted(f"triage.ap-inbox.v1|{STUB_MODEL}|{s}|ap-batch-02|r1" for s in SYSTEMS)
+    assert sorted(excluded) == sorted(f"{TRIAGE}|{STUB_MODEL}|{s}|ap-batch-02|r1" for s in SYSTEMS)
     assert "run deadline passed" in res.stderr
     assert_resumes_to_clean(server, lock, out, clean, first)
 

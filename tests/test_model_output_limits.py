@@ -163,7 +163,10 @@ def _complete(stub: StubServer):
     from lrc.runtime.models import adapter
 
     model = {"id": STUB_MODEL, "api_base": stub.api_base, "api_key_env": "LRC_TEST_ADAPTER_KEY", "price": {"input": "1", "output": "1"}}
-    return asyncio.run(adapter.complete(model, [{"role": "user", "content": "AP-B01"}], TOOLS, 30, adapter.AdaptiveLimiter(1)))
+    from lrc.runtime.models import infra
+
+    lane = infra.ModelLane(model["id"], {**model, "max_concurrency": 1}, infra.InfraSettings.from_env(), infra.InfraStats())
+    return asyncio.run(adapter.complete(model, [{"role": "user", "content": "AP-B01"}], TOOLS, 30, lane))
 
 
 @pytest.mark.parametrize("case", UNREADABLE)

@@ -504,7 +504,9 @@ START_KB = 64 * 1024  # generous bound on what a worker maps before the headroom
 
 @pytest.mark.parametrize("sql", MEMORY_HOSTILE)
 def test_memory_hostile_queries_stay_under_the_cap(db_bytes: bytes, sql: str, small_pool) -> None:
-    with SqlSandbox(db_bytes) as box:
+    # A wall limit far above the query's cost: on a loaded machine (parallel test workers) the
+    # default 10 s could end the query first, and this test is about the memory cap alone.
+    with SqlSandbox(db_bytes, seconds=120.0) as box:
         res = box.query(sql)
         assert not res.ok and res.kind == "limit" and "memory" in res.error, res
         assert box.query("SELECT COUNT(*) FROM accounts").ok  # the worker (or its replacement) goes on
@@ -513,7 +515,7 @@ def test_memory_hostile_queries_stay_under_the_cap(db_bytes: bytes, sql: str, sm
 
 def test_memory_cap_holds_at_the_production_headroom(db_bytes: bytes) -> None:
     """The issue's case: a sort of 20,000 strings of 64 KiB (1.3 GB) within the work budget."""
-    with SqlSandbox(db_bytes) as box:
+    with SqlSandbox(db_bytes, seconds=120.0) as box:  # only the memory cap may end it
         res = box.query(MEMORY_HOSTILE[0])
         assert not res.ok and res.kind == "limit" and "memory" in res.error, res
     peak = sqlsandbox.pool().peak_rss_kb
