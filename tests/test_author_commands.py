@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from support import REPO, run_lrc
+from support import REPO, pinned, run_lrc
 
 from lrc.compiler import diff
 from lrc.compiler.pipeline import compile_project
@@ -99,6 +99,11 @@ def _version(path: Path) -> int:
     return int(re.search(r"(?m)^version: (\d+)$", path.read_text(encoding="utf-8")).group(1))
 
 
+def _line_of(path: Path, prefix: str) -> int:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return next(i for i, line in enumerate(lines, start=1) if line.startswith(prefix))
+
+
 def _json(res: subprocess.CompletedProcess) -> dict:
     doc = json.loads(res.stdout)
     SCHEMA.validate(doc)
@@ -130,13 +135,14 @@ def test_comment_and_formatting_changes_are_not_changes(repo_project: Path) -> N
 
 
 def test_prompt_change_at_the_same_version_requires_a_bump(repo_project: Path) -> None:
+    version = _version(repo_project / WORKLOAD)
     _edit(repo_project / SYSTEM_PROMPT, "You are", "You are a careful")
     result = diff.run(repo_project, "HEAD")
     assert not result.failed, result.error
     changes = _by_id(result)
     assert set(changes) == {("workload", "triage.ap-inbox")}
     c = changes[("workload", "triage.ap-inbox")]
-    assert c.status == "changed" and c.old.version == c.new.version == 1
+    assert c.status == "changed" and c.old.version == c.new.version == version
     assert c.old.digest != c.new.digest
     pointers = {f.pointer for f in c.fields}
     assert {"/systems/single-shot/prompts/system", "/systems/agentic/prompts/system"} <= pointers
@@ -150,16 +156,18 @@ def test_prompt_change_at_the_same_version_requires_a_bump(repo_project: Path) -
 
 def test_a_bumped_version_needs_no_bump_and_the_pin_change_shows_in_the_edition(repo_project: Path) -> None:
     _edit(repo_project / SYSTEM_PROMPT, "You are", "You are a careful")
-    _edit(repo_project / WORKLOAD, "\nversion: 1\n", "\nversion: 2\n")
-    _edit(repo_project / EDITION, "  - triage.ap-inbox.v1", "  - triage.ap-inbox.v2")
+    old = _version(repo_project / WORKLOAD)
+    new = old + 1
+    _edit(repo_project / WORKLOAD, f"\nversion: {old}\n", f"\nversion: {new}\n")
+    _edit(repo_project / EDITION, f"  - triage.ap-inbox.v{old}\n", f"  - triage.ap-inbox.v{new}\n")
     result = diff.run(repo_project, "HEAD")
     assert not result.failed, result.error
     changes = _by_id(result)
     wl = changes[("workload", "triage.ap-inbox")]
-    assert (wl.old.version, wl.new.version) == (1, 2) and not wl.bump_required
+    assert (wl.old.version, wl.new.version) == (old, new) and not wl.bump_required
     assert "/version" in {f.pointer for f in wl.fields}
     ed = changes[("edition", "demo")]
-    assert [(f.pointer, f.old, f.new) for f in ed.fields] == [("/workloads/1", '"triage.ap-inbox.v1"', '"triage.ap-inbox.v2"')]
+    assert [(f.pointer, f.old, f.new) for f in ed.fields] == [("/workloads/1", f'"triage.ap-inbox.v{old}"', f'"triage.ap-inbox.v{new}"')]
     assert ed.bump_required and result.bumps == ["demo"]  # the edition changed at its recorded version
     version = _version(repo_project / EDITION)
     _edit(repo_project / EDITION, f"\nversion: {version}\n", f"\nversion: {version + 1}\n")
@@ -337,16 +345,21 @@ def test_bump_all_required_bumps_what_the_gate_refuses_and_lists_stale_pins(proj
     _edit(project / SYSTEM_PROMPT, "You are", "You are a careful")
     before = (project / WORKLOAD).read_text(encoding="utf-8")
     edition_before = (project / EDITION).read_bytes()
+    old = _version(project / WORKLOAD)
+    new = old + 1  # the ledger of a project compiled from scratch records only the current version
+    pin_line = _line_of(project / EDITION, f"  - triage.ap-inbox.v{old}")
     res = run_lrc("bump", "--all-required", cwd=project)
     assert res.returncode == 0, res.stderr
-    assert f"{WORKLOAD}: triage.ap-inbox 1 -> 2" in res.stdout
-    assert "specs/editions/demo.yaml:13:5: edition demo pins triage.ap-inbox.v1 at /workloads/1 -> write triage.ap-inbox.v2" in res.stdout
+    assert f"{WORKLOAD}: triage.ap-inbox {old} -> {new}" in res.stdout
+    assert (f"specs/editions/demo.yaml:{pin_line}:5: edition demo pins triage.ap-inbox.v{old} at /workloads/1"
+            f" -> write triage.ap-inbox.v{new}") in res.stdout
     assert "update them by hand" in res.stdout
-    assert (project / WORKLOAD).read_text(encoding="utf-8") == before.replace("\nversion: 1\n", "\nversion: 2\n")
+    assert f"\nversion: {old}\n" in before
+    assert (project / WORKLOAD).read_text(encoding="utf-8") == before.replace(f"\nversion: {old}\n", f"\nversion: {new}\n")
     assert (project / EDITION).read_bytes() == edition_before  # pins are never edited by lrc
 
     # The author updates the pin; now the edition changed at its recorded version.
-    _edit(project / EDITION, "  - triage.ap-inbox.v1", "  - triage.ap-inbox.v2")
+    _edit(project / EDITION, f"  - triage.ap-inbox.v{old}\n", f"  - triage.ap-inbox.v{new}\n")
     res = run_lrc("bump", "--all-required", "--format", "json", cwd=project)
     assert res.returncode == 0, res.stderr
     doc = _json(res)
@@ -409,14 +422,14 @@ def test_render_sample_is_the_locked_sample(project: Path) -> None:
     res = run_lrc("render", "triage.ap-inbox", "--system", "single-shot", cwd=project)
     assert res.returncode == 0, res.stderr
     lock = json.loads((project / "generated/demo/plan.lock").read_text(encoding="utf-8"))
-    prompts = lock["plan"]["workloads"]["triage.ap-inbox.v1"]["prompts"]["single-shot"]
+    prompts = lock["plan"]["workloads"][pinned("triage.ap-inbox")]["prompts"]["single-shot"]
     assert prompts["system"]["sample"].rstrip("\n") in res.stdout and prompts["user"]["sample"].rstrip("\n") in res.stdout
     assert "locked sample render" in res.stdout
 
-    res = run_lrc("render", "triage.ap-inbox.v1", "--system", "agentic", "--format", "json", cwd=project)
+    res = run_lrc("render", pinned("triage.ap-inbox"), "--system", "agentic", "--format", "json", cwd=project)
     doc = _json(res)
     assert doc["source"] == "sample" and doc["item"] is None and doc["edition"] == "demo"
-    agentic = lock["plan"]["workloads"]["triage.ap-inbox.v1"]["prompts"]["agentic"]
+    agentic = lock["plan"]["workloads"][pinned("triage.ap-inbox")]["prompts"]["agentic"]
     assert doc["messages"] == [{"role": "system", "content": agentic["system"]["sample"]},
                                {"role": "user", "content": agentic["user"]["sample"]}]
     assert {t["function"]["name"] for t in doc["tools"]} >= {"submit_labels"}
@@ -430,8 +443,8 @@ def test_render_item_is_byte_identical_to_what_execute_sends(project: Path) -> N
     assert res.returncode == 0, res.stderr
     doc = _json(res)
     plan = json.loads((project / "generated/demo/plan.lock").read_text(encoding="utf-8"))["plan"]
-    item = item_gen.generate(plan, plan["seed"]["value"])["triage.ap-inbox.v1"][3]
-    wl = plan["workloads"]["triage.ap-inbox.v1"]
+    item = item_gen.generate(plan, plan["seed"]["value"])[pinned("triage.ap-inbox")][3]
+    wl = plan["workloads"][pinned("triage.ap-inbox")]
     expected = render_messages(wl, "single-shot", item, plan["models"][doc["model"]])
     assert doc["messages"] == expected
     assert doc["item"]["index"] == 3 and doc["item"]["item_id"] == item.item_id
@@ -486,7 +499,7 @@ def test_render_held_out_edition_needs_the_seed_file(project: Path, tmp_path: Pa
 
 def test_render_problems(project: Path) -> None:
     res = run_lrc("render", "triage.ap-inbx", "--system", "single-shot", cwd=project)
-    assert res.returncode == 1 and "did you mean triage.ap-inbox.v1?" in res.stderr and "error[LRC8202]" in res.stderr
+    assert res.returncode == 1 and f"did you mean {pinned('triage.ap-inbox')}?" in res.stderr and "error[LRC8202]" in res.stderr
     res = run_lrc("render", "execute.month-end", "--system", "single-shot", cwd=project)
     assert res.returncode == 1 and "with system(s) agentic, not 'single-shot'" in res.stderr and "error[LRC8202]" in res.stderr
     res = run_lrc("render", "triage.ap-inbox", "--system", "single-shot", "--item", "999", "--format", "json", cwd=project)

@@ -86,6 +86,8 @@ def test_explain_refuses_a_code_with_list_and_an_unknown_code() -> None:
 # -- compile --check: one stale generated/, one diagnostic ------------------------------------------
 
 def test_a_forgotten_compile_is_one_diagnostic_listing_every_file(project: Path) -> None:
+    old = int(re.search(r"(?m)^version: (\d+)$", (project / WORKLOAD).read_text(encoding="utf-8")).group(1))
+    new = old + 1  # a project compiled from scratch: its ledger records only the current version
     _edit(project / SYSTEM_PROMPT, "You are", "You are a careful")
     assert run_lrc("bump", "--all-required", "--update-pins", cwd=project).returncode == 0
     res = run_lrc("compile", "--check", "--format", "json", cwd=project)
@@ -94,8 +96,8 @@ def test_a_forgotten_compile_is_one_diagnostic_listing_every_file(project: Path)
     assert diag["code"] == "LRC7001" and diag["summary"].startswith("generated/ is stale: run `lrc compile`")
     notes = diag["notes"]
     assert "out of date: generated/demo/plan.lock" in notes and "out of date: generated/ledger.jsonl" in notes
-    assert any(n.startswith("missing: generated/demo/prompts/triage.ap-inbox.v2/") for n in notes)
-    assert any(n.startswith("not produced by `lrc compile` (it removes it): generated/demo/prompts/triage.ap-inbox.v1/") for n in notes)
+    assert any(n.startswith(f"missing: generated/demo/prompts/triage.ap-inbox.v{new}/") for n in notes)
+    assert any(n.startswith(f"not produced by `lrc compile` (it removes it): generated/demo/prompts/triage.ap-inbox.v{old}/") for n in notes)
     assert f"({len(notes)} generated files differ" in diag["summary"] and len(notes) > 5
     gh = run_lrc("compile", "--check", "--format", "github", cwd=project)
     annotations = [line for line in gh.stdout.splitlines() if line.startswith("::")]

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from support import REPO, run_lrc
+from support import REPO, pinned, run_lrc
 
 from lrc.compiler.pipeline import compile_project
 
@@ -67,6 +67,22 @@ def _versions(project: Path, rel: str) -> int:
     return int(re.search(r"(?m)^version: (\d+)", (project / rel).read_text(encoding="utf-8")).group(1))
 
 
+def _line(project: Path, rel: str, prefix: str) -> int:
+    """The 1-based line of `rel` that starts with `prefix` (line numbers follow the spec files)."""
+    lines = (project / rel).read_text(encoding="utf-8").splitlines()
+    return next(i for i, line in enumerate(lines, start=1) if line.startswith(prefix))
+
+
+def _pins(project: Path) -> tuple[str, str]:
+    """The triage pin the editions carry now and the one a bump writes (the baseline is compiled
+    from scratch, so its ledger records only the current version: the bump goes to current + 1)."""
+    v = _versions(project, WORKLOAD)
+    return f"triage.ap-inbox.v{v}", f"triage.ap-inbox.v{v + 1}"
+
+
+DEMO_WORKLOADS = ("extract.invoice", "triage.ap-inbox", "reconcile.ledger", "query.nl2sql", "execute.month-end")
+
+
 def _compiles_clean(project: Path, lrc=run_lrc) -> None:
     res = lrc("compile", cwd=project)
     assert res.returncode == 0, res.stderr
@@ -80,21 +96,25 @@ def test_one_word_prompt_edit_is_one_command(project: Path) -> None:
     demo_before = (project / DEMO).read_text(encoding="utf-8")
     dec_before = (project / DECEMBER).read_text(encoding="utf-8")
     demo_v, dec_v = _versions(project, DEMO), _versions(project, DECEMBER)
+    wl_v = _versions(project, WORKLOAD)
+    old_pin, new_pin = _pins(project)
+    wl_line, demo_line, dec_line = _line(project, WORKLOAD, "version:"), _line(project, DEMO, "version:"), _line(project, DECEMBER, "version:")
+    pin_line = _line(project, DEMO, f"  - {old_pin}")
+    assert f"  - {old_pin}\n" in demo_before and old_pin in dec_before
 
     res = run_lrc("bump", "--all-required", "--update-pins", cwd=project)
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
-    assert f"{WORKLOAD}:5: version: 1 → version: 2" in lines
-    assert f"{DEMO}:12: triage.ap-inbox.v1 → triage.ap-inbox.v2" in lines
-    assert f"{DEMO}:5: version: {demo_v} → version: {demo_v + 1}" in lines
-    assert f"{DECEMBER}:7: version: {dec_v} → version: {dec_v + 1}" in lines
-    assert any(line.startswith(f"{DECEMBER}:") and line.endswith("triage.ap-inbox.v1 → triage.ap-inbox.v2") for line in lines)
+    assert f"{WORKLOAD}:{wl_line}: version: {wl_v} → version: {wl_v + 1}" in lines
+    assert f"{DEMO}:{pin_line}: {old_pin} → {new_pin}" in lines
+    assert f"{DEMO}:{demo_line}: version: {demo_v} → version: {demo_v + 1}" in lines
+    assert f"{DECEMBER}:{dec_line}: version: {dec_v} → version: {dec_v + 1}" in lines
+    assert any(line.startswith(f"{DECEMBER}:") and line.endswith(f"{old_pin} → {new_pin}") for line in lines)
     # Only the version and pin tokens changed: comments, quoting and layout are the author's.
     assert (project / DEMO).read_text(encoding="utf-8") == demo_before.replace(
-        f"\nversion: {demo_v}\n", f"\nversion: {demo_v + 1}\n").replace("  - triage.ap-inbox.v1\n", "  - triage.ap-inbox.v2\n")
+        f"\nversion: {demo_v}\n", f"\nversion: {demo_v + 1}\n").replace(f"  - {old_pin}\n", f"  - {new_pin}\n")
     after = (project / DECEMBER).read_text(encoding="utf-8")
-    assert after == dec_before.replace(f"\nversion: {dec_v}\n", f"\nversion: {dec_v + 1}\n").replace(
-        "triage.ap-inbox.v1", "triage.ap-inbox.v2")
+    assert after == dec_before.replace(f"\nversion: {dec_v}\n", f"\nversion: {dec_v + 1}\n").replace(old_pin, new_pin)
     _compiles_clean(project)
     res = run_lrc("bump", "--all-required", "--update-pins", cwd=project)
     assert res.returncode == 0 and "Nothing to bump" in res.stdout
@@ -104,18 +124,20 @@ def test_one_word_prompt_edit_is_one_command(project: Path) -> None:
 def test_pins_are_rewritten_in_place_whatever_their_layout(project: Path, layout: str) -> None:
     path = project / DEMO
     text = path.read_text(encoding="utf-8")
-    block = ("  - extract.invoice.v1\n  - triage.ap-inbox.v1\n  - reconcile.ledger.v1\n"
-             "  - query.nl2sql.v1\n  - execute.month-end.v1\n")
-    assert block in text
+    old_pin, new_pin = _pins(project)
+    pins = [pinned(w) for w in DEMO_WORKLOADS]
+    assert old_pin in pins
+    block = "".join(f"  - {pin}\n" for pin in pins)
+    assert "workloads:\n" + block in text
     if layout == "quoted":
-        text = text.replace("  - triage.ap-inbox.v1\n", '  - "triage.ap-inbox.v1"   # the triage workload\n')
+        text = text.replace(f"  - {old_pin}\n", f'  - "{old_pin}"   # the triage workload\n')
     elif layout == "single-quoted":
-        text = text.replace("  - triage.ap-inbox.v1\n", "  - 'triage.ap-inbox.v1'\n")
+        text = text.replace(f"  - {old_pin}\n", f"  - '{old_pin}'\n")
     elif layout == "flow":
-        text = text.replace("workloads:\n" + block, "workloads: [extract.invoice.v1, triage.ap-inbox.v1,  reconcile.ledger.v1,"
-                            " query.nl2sql.v1, execute.month-end.v1]  # five\n")
+        text = text.replace("workloads:\n" + block, f"workloads: [{pins[0]}, {pins[1]},  {pins[2]},"
+                            f" {pins[3]}, {pins[4]}]  # five\n")
     elif layout == "commented":
-        text = text.replace("  - triage.ap-inbox.v1\n", "  # triage.ap-inbox.v1 is the classify workload\n  - triage.ap-inbox.v1 # pinned\n")
+        text = text.replace(f"  - {old_pin}\n", f"  # {old_pin} is the classify workload\n  - {old_pin} # pinned\n")
     elif layout == "crlf":
         text = text.replace("\n", "\r\n")
     path.write_bytes(text.encode("utf-8"))
@@ -127,15 +149,16 @@ def test_pins_are_rewritten_in_place_whatever_their_layout(project: Path, layout
     expected = text.replace(f"version: {demo_v}\r\n" if layout == "crlf" else f"version: {demo_v}\n",
                             f"version: {demo_v + 1}\r\n" if layout == "crlf" else f"version: {demo_v + 1}\n", 1)
     if layout == "commented":  # the comment mentions the old pin: it is not a value, so it stays
-        expected = expected.replace("  - triage.ap-inbox.v1 # pinned", "  - triage.ap-inbox.v2 # pinned")
+        expected = expected.replace(f"  - {old_pin} # pinned", f"  - {new_pin} # pinned")
     else:
-        expected = expected.replace("triage.ap-inbox.v1", "triage.ap-inbox.v2")
+        expected = expected.replace(old_pin, new_pin)
     assert path.read_bytes() == expected.encode("utf-8")
     _compiles_clean(project)
 
 
 def test_pins_left_stale_by_an_earlier_bump_are_repaired(project: Path) -> None:
-    """The six-command path, abandoned half way: a plain bump left the editions pinning v1."""
+    """The six-command path, abandoned half way: a plain bump left the editions pinning the old version."""
+    old_pin, new_pin = _pins(project)
     _edit(project / SYSTEM_PROMPT, "You are", "You are a careful")
     assert run_lrc("bump", "triage.ap-inbox", cwd=project).returncode == 0
     assert run_lrc("compile", cwd=project).returncode == 1  # the editions pin a version that is gone
@@ -145,7 +168,7 @@ def test_pins_left_stale_by_an_earlier_bump_are_repaired(project: Path) -> None:
     Draft202012Validator(json.loads((REPO / "schemas/diagnostics.schema.json").read_text(encoding="utf-8"))).validate(doc)
     assert doc["update_pins"] is True and doc["ok"] is True
     assert {(e["path"], e["old"], e["new"]) for e in doc["edits"] if e["what"] == "pin"} == {
-        (DEMO, "triage.ap-inbox.v1", "triage.ap-inbox.v2"), (DECEMBER, "triage.ap-inbox.v1", "triage.ap-inbox.v2")}
+        (DEMO, old_pin, new_pin), (DECEMBER, old_pin, new_pin)}
     assert sorted(b["id"] for b in doc["bumped"]) == ["2026-12", "demo"]
     _compiles_clean(project)
 
@@ -164,37 +187,52 @@ def test_component_change_bumps_the_component_its_workload_and_the_editions(proj
     assert lrc("compile", "--check", cwd=project).returncode == 0
     tools = runtime / TOOLS
     source = tools.read_text(encoding="utf-8")
+    import re
+
+    tools_v = int(re.search(r"(?m)^COMPONENT_VERSION = (\d+)$", source).group(1))
+    tools_line = next(i for i, line in enumerate(source.splitlines(), start=1) if line.startswith("COMPONENT_VERSION = "))
+    wl_v = _versions(project, WORKLOAD)
+    wl_line, demo_line, dec_line = _line(project, WORKLOAD, "version:"), _line(project, DEMO, "version:"), _line(project, DECEMBER, "version:")
+    old_pin, new_pin = _pins(project)
+    pin_line = _line(project, DEMO, f"  - {old_pin}")
     tools.write_text(source + "\n\ndef _added_helper(x):\n    return x + 1\n", encoding="utf-8")
     assert "LRC5101" in lrc("compile", cwd=project).stderr
 
     res = lrc("bump", "--all-required", "--update-pins", cwd=project)
     assert res.returncode == 0, res.stderr
     out = res.stdout.splitlines()
-    assert "runtime/workloads/triage_ap_inbox/tools.py:19: COMPONENT_VERSION = 1 → COMPONENT_VERSION = 2" in out
-    assert any(line.startswith(f"{WORKLOAD}:") and line.endswith("triage.ap-inbox.tools.v1 → triage.ap-inbox.tools.v2") for line in out)
-    assert f"{WORKLOAD}:5: version: 1 → version: 2" in out
-    assert f"{DEMO}:12: triage.ap-inbox.v1 → triage.ap-inbox.v2" in out
-    assert any(line.startswith(f"{DEMO}:5: version: ") for line in out)
-    assert any(line.startswith(f"{DECEMBER}:7: version: ") for line in out)
+    assert (f"runtime/workloads/triage_ap_inbox/tools.py:{tools_line}: COMPONENT_VERSION = {tools_v}"
+            f" → COMPONENT_VERSION = {tools_v + 1}") in out
+    assert any(line.startswith(f"{WORKLOAD}:") and line.endswith(f"triage.ap-inbox.tools.v{tools_v} → triage.ap-inbox.tools.v{tools_v + 1}")
+               for line in out)
+    assert f"{WORKLOAD}:{wl_line}: version: {wl_v} → version: {wl_v + 1}" in out
+    assert f"{DEMO}:{pin_line}: {old_pin} → {new_pin}" in out
+    assert any(line.startswith(f"{DEMO}:{demo_line}: version: ") for line in out)
+    assert any(line.startswith(f"{DECEMBER}:{dec_line}: version: ") for line in out)
     # Order: the component first, then what pins it, then what pins that.
     order = [next(i for i, line in enumerate(out) if needle in line)
-             for needle in ("COMPONENT_VERSION", "triage.ap-inbox.tools.v2", f"{WORKLOAD}:5:", f"{DEMO}:12:", f"{DEMO}:5:")]
+             for needle in ("COMPONENT_VERSION", f"triage.ap-inbox.tools.v{tools_v + 1}", f"{WORKLOAD}:{wl_line}:",
+                            f"{DEMO}:{pin_line}:", f"{DEMO}:{demo_line}:")]
     assert order == sorted(order)
-    assert tools.read_text(encoding="utf-8") == source.replace("COMPONENT_VERSION = 1", "COMPONENT_VERSION = 2", 1) + \
+    assert f"COMPONENT_VERSION = {tools_v}\n" in source
+    assert tools.read_text(encoding="utf-8") == source.replace(f"COMPONENT_VERSION = {tools_v}", f"COMPONENT_VERSION = {tools_v + 1}", 1) + \
         "\n\ndef _added_helper(x):\n    return x + 1\n"
     _compiles_clean(project, lrc)
 
 
 def test_a_pin_lrc_cannot_edit_alone_leaves_the_file_untouched(project: Path) -> None:
     path = project / DEMO
-    text = path.read_text(encoding="utf-8").replace("  - triage.ap-inbox.v1\n", "  - >-\n    triage.ap-inbox.v1\n")
+    old_pin, new_pin = _pins(project)
+    text = path.read_text(encoding="utf-8")
+    assert f"  - {old_pin}\n" in text
+    text = text.replace(f"  - {old_pin}\n", f"  - >-\n    {old_pin}\n")
     path.write_text(text, encoding="utf-8")
     assert run_lrc("compile", cwd=project).returncode == 0
     _edit(project / SYSTEM_PROMPT, "You are", "You are a careful")
     before = path.read_bytes()
     res = run_lrc("bump", "--all-required", "--update-pins", cwd=project)
     assert res.returncode == 1
-    assert "error[LRC8002]" in res.stderr and "write triage.ap-inbox.v2 there by hand" in res.stderr
+    assert "error[LRC8002]" in res.stderr and f"write {new_pin} there by hand" in res.stderr
     assert "Traceback" not in res.stderr
     assert path.read_bytes() == before
 
@@ -210,10 +248,14 @@ def test_update_pins_needs_all_required_and_without_it_nothing_is_rewritten(proj
 
 
 def test_update_pins_github_format_annotates_every_edit(project: Path) -> None:
+    old_pin, new_pin = _pins(project)
+    wl_v = _versions(project, WORKLOAD)
+    pin_line, wl_line = _line(project, DEMO, f"  - {old_pin}"), _line(project, WORKLOAD, "version:")
     _edit(project / SYSTEM_PROMPT, "You are", "You are a careful")
     res = run_lrc("bump", "--all-required", "--update-pins", "--format", "github", cwd=project)
     assert res.returncode == 0, res.stderr
     notices = [line for line in res.stdout.splitlines() if line.startswith("::notice ")]
-    assert any(line.startswith(f"::notice file={DEMO},line=12,") and "triage.ap-inbox.v1 → triage.ap-inbox.v2" in line for line in notices)
-    assert any(line.startswith(f"::notice file={WORKLOAD},line=5,") and "version: 1 → version: 2" in line for line in notices)
+    assert any(line.startswith(f"::notice file={DEMO},line={pin_line},") and f"{old_pin} → {new_pin}" in line for line in notices)
+    assert any(line.startswith(f"::notice file={WORKLOAD},line={wl_line},") and f"version: {wl_v} → version: {wl_v + 1}" in line
+               for line in notices)
     assert len(notices) == 5  # the workload's version, two pins, two editions' versions

@@ -33,6 +33,15 @@ def diff_lines(before: str, after: str) -> list[str]:
             if line[:1] in "+-" and not line.startswith(("+++", "---"))]
 
 
+def version_of(path: Path) -> int:
+    """The `version:` a spec file carries now (the tests follow the re-locks, not a hard-coded number)."""
+    return int(re.search(r"(?m)^version: (\d+)\s*(?:#.*)?$", path.read_text(encoding="utf-8-sig")).group(1))
+
+
+def component_version_of(path: Path) -> int:
+    return int(re.search(r"(?m)^COMPONENT_VERSION = (\d+)\s*(?:#.*)?$", path.read_text(encoding="utf-8")).group(1))
+
+
 def run_bump(root: Path, ident: str):
     diags = Diagnostics()
     return bump(root, ident, diags), diags
@@ -60,54 +69,63 @@ def test_bump_changes_only_the_version_token(fresh_project: Path, rel: str, iden
 
 def test_bump_keeps_comments_and_odd_formatting(fresh_project: Path) -> None:
     path = fresh_project / "specs/systems/single-shot.yaml"
+    old = version_of(path)
     text = path.read_text(encoding="utf-8")
-    text = text.replace("version: 1\n", "version:    1   # bumped by lrc bump\n")
+    assert f"version: {old}\n" in text and "max_steps: 1\n" in text
+    text = text.replace(f"version: {old}\n", f"version:    {old}   # bumped by lrc bump\n")
     text = text.replace("max_steps: 1\n", "max_steps:   1     # one request\n\n\n")
     path.write_text(text, encoding="utf-8")
     done, diags = run_bump(fresh_project, "single-shot")
     assert done and not diags.items
     after = path.read_text(encoding="utf-8")
-    assert after == text.replace("version:    1   #", "version:    2   #")
+    assert after == text.replace(f"version:    {old}   #", f"version:    {old + 1}   #")
 
 
 def test_bump_keeps_crlf_and_bom(fresh_project: Path) -> None:
     path = fresh_project / WORKLOAD
     original = path.read_text(encoding="utf-8")
+    old = version_of(path)
     crlf = ("\ufeff" + original.replace("\n", "\r\n")).encode("utf-8")
     path.write_bytes(crlf)
     done, diags = run_bump(fresh_project, "triage.ap-inbox")
     assert done and not diags.items, diags.sorted()
     after = path.read_bytes()
-    assert after == crlf.replace(b"\r\nversion: 1\r\n", b"\r\nversion: 2\r\n", 1)
+    assert f"\r\nversion: {old}\r\n".encode() in crlf
+    assert after == crlf.replace(f"\r\nversion: {old}\r\n".encode(), f"\r\nversion: {old + 1}\r\n".encode(), 1)
     assert b"\n" not in after.replace(b"\r\n", b"")
 
 
 def test_bump_keeps_mixed_line_endings(fresh_project: Path) -> None:
     """A file with one CRLF line among LF lines keeps exactly its endings (regression)."""
     path = fresh_project / "specs/systems/agentic.yaml"
+    old = version_of(path)
+    assert b"title: Agentic\n" in path.read_bytes()
     mixed = path.read_bytes().replace(b"title: Agentic\n", b"title: Agentic\r\n")
     path.write_bytes(mixed)
     done, diags = run_bump(fresh_project, "agentic")
     assert done and not diags.items
-    assert path.read_bytes() == mixed.replace(b"\nversion: 1\n", b"\nversion: 2\n")
+    assert f"\nversion: {old}\n".encode() in mixed
+    assert path.read_bytes() == mixed.replace(f"\nversion: {old}\n".encode(), f"\nversion: {old + 1}\n".encode())
 
 
 def test_bump_with_a_bom_and_the_version_on_line_one(fresh_project: Path) -> None:
     path = fresh_project / "specs/systems/agentic.yaml"
+    old = version_of(path)
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     body = [line for line in lines if not line.startswith("version:")]
-    data = ("\ufeffversion: 1\n" + "".join(body)).encode("utf-8")
+    data = (f"\ufeffversion: {old}\n" + "".join(body)).encode("utf-8")
     path.write_bytes(data)
     done, diags = run_bump(fresh_project, "agentic")
     assert done and not [d for d in diags.items if d.severity == "error"], diags.sorted()
-    assert path.read_bytes() == data.replace(b"version: 1", b"version: 2", 1)
+    assert path.read_bytes() == data.replace(f"version: {old}".encode(), f"version: {old + 1}".encode(), 1)
 
 
 def test_bump_skips_versions_already_recorded(fresh_project: Path) -> None:
+    old = version_of(fresh_project / WORKLOAD)
     with (fresh_project / LEDGER).open("a", encoding="utf-8") as fh:
-        fh.write(json.dumps({"digest": "sha256:" + "0" * 64, "id": "triage.ap-inbox", "kind": "workload", "version": 2}) + "\n")
+        fh.write(json.dumps({"digest": "sha256:" + "0" * 64, "id": "triage.ap-inbox", "kind": "workload", "version": old + 1}) + "\n")
     done, _ = run_bump(fresh_project, "triage.ap-inbox")
-    assert (done.old, done.new) == (1, 3)
+    assert (done.old, done.new) == (old, old + 2)
 
 
 def test_bump_twice(fresh_project: Path) -> None:
@@ -131,7 +149,9 @@ def test_bump_refuses_an_unknown_id_with_did_you_mean(fresh_project: Path) -> No
 def test_bump_refuses_a_version_token_it_cannot_edit_alone(fresh_project: Path) -> None:
     """`version: 0x1` is the integer 1, but the text is not `1`: LRC8002, file untouched."""
     path = fresh_project / "specs/systems/agentic.yaml"
-    text = path.read_text(encoding="utf-8").replace("version: 1\n", "version: 0x1\n")
+    old = version_of(path)
+    text = path.read_text(encoding="utf-8").replace(f"version: {old}\n", f"version: {old:#x}\n")
+    assert f"version: {old:#x}\n" in text
     path.write_text(text, encoding="utf-8")
     done, diags = run_bump(fresh_project, "agentic")
     assert done is None
@@ -140,11 +160,13 @@ def test_bump_refuses_a_version_token_it_cannot_edit_alone(fresh_project: Path) 
 
 
 def test_bumped_project_compiles_once_references_follow(fresh_project: Path) -> None:
-    run_bump(fresh_project, "triage.ap-inbox")
+    done, _ = run_bump(fresh_project, "triage.ap-inbox")
     result = compile_project(fresh_project)
-    assert [d.code for d in result.diagnostics.sorted() if d.severity == "error"] == ["LRC3001"]  # the edition pins v1
+    assert [d.code for d in result.diagnostics.sorted() if d.severity == "error"] == ["LRC3001"]  # the edition pins the old version
     path = fresh_project / EDITION
-    path.write_text(path.read_text(encoding="utf-8").replace("triage.ap-inbox.v1", "triage.ap-inbox.v2"), encoding="utf-8")
+    old_pin, new_pin = f"triage.ap-inbox.v{done.old}", f"triage.ap-inbox.v{done.new}"
+    assert old_pin in path.read_text(encoding="utf-8")
+    path.write_text(path.read_text(encoding="utf-8").replace(old_pin, new_pin), encoding="utf-8")
     run_bump(fresh_project, "demo")
     result = compile_project(fresh_project)
     assert not result.diagnostics.has_errors
@@ -193,11 +215,12 @@ def test_bump_code_component_in_a_runtime_copy(fresh_project: Path, runtime_copy
     runtime = runtime_copy(fresh_project)
     path = runtime / "workloads/triage_ap_inbox/tools.py"
     before = path.read_text(encoding="utf-8")
+    old = component_version_of(path)
     done, diags = run_bump(fresh_project, "triage.ap-inbox.tools")
     assert not diags.items
-    assert (done.path, done.old, done.new) == ("runtime/workloads/triage_ap_inbox/tools.py", 1, 2)
+    assert (done.path, done.old, done.new) == ("runtime/workloads/triage_ap_inbox/tools.py", old, old + 1)
     after = path.read_text(encoding="utf-8")
-    assert diff_lines(before, after) == ["-COMPONENT_VERSION = 1\n", "+COMPONENT_VERSION = 2\n"]
+    assert diff_lines(before, after) == [f"-COMPONENT_VERSION = {old}\n", f"+COMPONENT_VERSION = {old + 1}\n"]
 
 
 # -- the command line ---------------------------------------------------------------------------
@@ -210,10 +233,11 @@ def _lrc(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 
 def test_cli_bump_prints_old_and_new_version(fresh_project: Path, tmp_path: Path) -> None:
+    old = version_of(fresh_project / WORKLOAD)
     proc = _lrc("bump", "triage.ap-inbox", "--project", str(fresh_project), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert f"{WORKLOAD}: triage.ap-inbox 1 -> 2" in proc.stdout.splitlines()
-    assert "\nversion: 2\n" in (fresh_project / WORKLOAD).read_text(encoding="utf-8")
+    assert f"{WORKLOAD}: triage.ap-inbox {old} -> {old + 1}" in proc.stdout.splitlines()
+    assert f"\nversion: {old + 1}\n" in (fresh_project / WORKLOAD).read_text(encoding="utf-8")
 
 
 def test_cli_bump_unknown_id_exits_1(fresh_project: Path, tmp_path: Path) -> None:
@@ -225,8 +249,9 @@ def test_cli_bump_unknown_id_exits_1(fresh_project: Path, tmp_path: Path) -> Non
 
 
 def test_cli_bump_json(fresh_project: Path) -> None:
+    old = version_of(fresh_project / "specs/systems/agentic.yaml")
     proc = _lrc("bump", "agentic", "--format", "json", cwd=fresh_project / "specs" / "systems")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["format_version"] == 1 and doc["diagnostics"] == []
-    assert doc["bumped"] == [{"path": "specs/systems/agentic.yaml", "id": "agentic", "old": 1, "new": 2}]
+    assert doc["bumped"] == [{"path": "specs/systems/agentic.yaml", "id": "agentic", "old": old, "new": old + 1}]

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from lrc.compiler.pipeline import compile_project
+from support import pinned
 
 REPO = Path(__file__).resolve().parents[2]
 SYSTEM_PROMPT = "specs/workloads/triage.ap-inbox/prompts/system.j2"
@@ -69,15 +70,19 @@ def _copy(tmp_path: Path) -> Path:
 
 def test_an_integral_float_is_the_integer_it_equals(tmp_path: Path):
     """`version: 1.0` passed validation (JSON Schema's integer) but never equalled the 1 an
-    edition pins: plan building failed with a KeyError. It now is the integer 1."""
+    edition pins: plan building failed with a KeyError. It now is the integer 1 (the test
+    writes the workload's current version N as `N.0`)."""
     root = _copy(tmp_path)
     spec = root / "specs/workloads/reconcile.ledger/workload.yaml"
-    spec.write_text(spec.read_text().replace("\nversion: 1\n", "\nversion: 1.0\n", 1))
+    text = spec.read_text()
+    version = re.search(r"(?m)^version: (\d+)$", text).group(1)
+    assert f"\nversion: {version}\n" in text
+    spec.write_text(text.replace(f"\nversion: {version}\n", f"\nversion: {version}.0\n", 1))
     result = compile_project(root, check=True, cache=False)
     assert not result.diagnostics.has_errors, [d.code for d in result.diagnostics.items]
 
 
-@pytest.mark.parametrize("rel", ["generated/demo/plan.lock", "generated/demo/prompts/triage.ap-inbox.v1/single-shot.system.sample.txt",
+@pytest.mark.parametrize("rel", ["generated/demo/plan.lock", f"generated/demo/prompts/{pinned('triage.ap-inbox')}/single-shot.system.sample.txt",
                                  "generated/ledger.jsonl"])
 def test_a_fifo_in_generated_is_refused_never_waited_on(rel: str, tmp_path: Path):
     """A FIFO in place of a generated file made the compiler block forever reading it."""

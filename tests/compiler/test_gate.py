@@ -74,11 +74,23 @@ def unused_primitive(root: Path) -> str:
     return free[-1]
 
 
-def release_workload_v2(root: Path) -> None:
-    """Bump the workload, pin it in the edition, bump the edition: the author's whole job."""
-    bump_ok(root, "triage.ap-inbox")
-    repin(root, "triage.ap-inbox.v1", "triage.ap-inbox.v2")
+def version_of(root: Path, rel: str) -> int:
+    """The `version:` a spec of the project declares now (the tests follow the re-locks)."""
+    return int(re.search(r"(?m)^version: (\d+)\s*(?:#.*)?$", (root / rel).read_text(encoding="utf-8")).group(1))
+
+
+def release_workload(root: Path) -> tuple[int, int]:
+    """Bump the workload, pin it in the edition, bump the edition: the author's whole job.
+    Returns the workload's (old, new) version."""
+    old = version_of(root, WORKLOAD)
+    assert f"  - triage.ap-inbox.v{old}\n" in (root / EDITION).read_text(encoding="utf-8")
+    diags = Diagnostics()
+    done = bump(root, "triage.ap-inbox", diags)
+    assert done is not None and not diags.items, diags.sorted()
+    assert done.old == old
+    repin(root, f"triage.ap-inbox.v{old}", f"triage.ap-inbox.v{done.new}")
     bump_ok(root, "demo")
+    return done.old, done.new
 
 
 def change_prompt(root: Path) -> None:
@@ -112,16 +124,17 @@ def test_prompt_change_at_same_version_is_an_error_at_the_version_line(fresh_pro
 def test_prompt_change_after_bump_and_new_edition_compiles(fresh_project: Path) -> None:
     edition_before = int(re.search(r"(?m)^version: (\d+)$", (fresh_project / "specs/editions/demo.yaml").read_text()).group(1))
     change_prompt(fresh_project)
-    release_workload_v2(fresh_project)
+    old, new = release_workload(fresh_project)
     result = compile_project(fresh_project)
     assert not result.diagnostics.items, result.diagnostics.sorted()
     recorded = {(r["kind"], r["id"], r["version"]) for r in ledger_records(fresh_project)}
-    assert {("workload", "triage.ap-inbox", 1), ("workload", "triage.ap-inbox", 2),
+    assert new == old + 1
+    assert {("workload", "triage.ap-inbox", old), ("workload", "triage.ap-inbox", new),
             ("edition", "demo", edition_before), ("edition", "demo", edition_before + 1)} <= recorded
     lock = result.locks["demo"]
-    assert "triage.ap-inbox.v2" in lock["plan"]["workloads"] and "triage.ap-inbox.v1" not in lock["plan"]["workloads"]
-    assert "the following labels" in lock["plan"]["workloads"]["triage.ap-inbox.v2"]["prompts"]["agentic"]["system"]["template"]
-    assert (fresh_project / snapshot_path("workload", "triage.ap-inbox", 2)).is_file()
+    assert f"triage.ap-inbox.v{new}" in lock["plan"]["workloads"] and f"triage.ap-inbox.v{old}" not in lock["plan"]["workloads"]
+    assert "the following labels" in lock["plan"]["workloads"][f"triage.ap-inbox.v{new}"]["prompts"]["agentic"]["system"]["template"]
+    assert (fresh_project / snapshot_path("workload", "triage.ap-inbox", new)).is_file()
     # Compiling again is a no-op.
     again = compile_project(fresh_project)
     assert not again.diagnostics.items and again.changed == []
@@ -130,7 +143,7 @@ def test_prompt_change_after_bump_and_new_edition_compiles(fresh_project: Path) 
 def test_ledger_is_append_only(fresh_project: Path) -> None:
     before = (fresh_project / LEDGER).read_bytes()
     change_prompt(fresh_project)
-    release_workload_v2(fresh_project)
+    old, new = release_workload(fresh_project)
     assert not compile_project(fresh_project).diagnostics.has_errors
     after = (fresh_project / LEDGER).read_bytes()
     assert after.startswith(before) and len(after) > len(before)
@@ -138,66 +151,70 @@ def test_ledger_is_append_only(fresh_project: Path) -> None:
 
 def test_recorded_version_reused_with_other_content(fresh_project: Path) -> None:
     change_prompt(fresh_project)
-    release_workload_v2(fresh_project)
-    assert not compile_project(fresh_project).diagnostics.has_errors  # ledger: v1 and v2
-    # Back to version 1 with content that is neither v1's nor v2's.
-    edit(fresh_project, WORKLOAD, "version: 2", "version: 1")
+    old, new = release_workload(fresh_project)
+    assert not compile_project(fresh_project).diagnostics.has_errors  # ledger: old and new
+    recorded = {r["version"] for r in ledger_records(fresh_project) if (r["kind"], r["id"]) == ("workload", "triage.ap-inbox")}
+    assert {old, new} <= recorded and max(recorded) == new
+    # Back to the old (recorded) version with content that is neither the old one's nor the new one's.
+    edit(fresh_project, WORKLOAD, f"version: {new}", f"version: {old}")
     edit(fresh_project, WORKLOAD, "title: AP inbox triage", "title: AP inbox triage, third take")
-    edit(fresh_project, EDITION, "  - triage.ap-inbox.v2", "  - triage.ap-inbox.v1")
+    edit(fresh_project, EDITION, f"  - triage.ap-inbox.v{new}", f"  - triage.ap-inbox.v{old}")
     result = compile_project(fresh_project)
     workload = [d for d in errors(result) if d.path == WORKLOAD]
     assert [d.code for d in workload] == ["LRC5003"]
-    assert "reuses version 1" in workload[0].summary and "latest recorded: 2" in workload[0].summary
+    assert f"reuses version {old}" in workload[0].summary and f"latest recorded: {new}" in workload[0].summary
     assert "changed: /title" in workload[0].notes
-    assert "set the version to 3" in workload[0].hint
-    # The edition (still v2, now pinning v1) changed without a bump.
+    assert f"set the version to {new + 1}" in workload[0].hint
+    # The edition (bumped, now pinning the old workload version) changed without a bump.
     assert [d.code for d in errors(result) if d.path == EDITION] == ["LRC5001"]
 
 
 def test_version_lower_than_recorded_with_old_content(fresh_project: Path) -> None:
     originals = {rel: (fresh_project / rel).read_bytes() for rel in (WORKLOAD, EDITION, SYSTEM_PROMPT)}
     change_prompt(fresh_project)
-    release_workload_v2(fresh_project)
+    old, new = release_workload(fresh_project)
     assert not compile_project(fresh_project).diagnostics.has_errors
     for rel, data in originals.items():  # a revert of the whole release: v1 content, v1 numbers
         (fresh_project / rel).write_bytes(data)
     result = compile_project(fresh_project)
     assert codes(result) == [("LRC5002", EDITION), ("LRC5002", WORKLOAD)]
     diag = next(d for d in errors(result) if d.path == WORKLOAD)
-    assert diag.summary == "workload triage.ap-inbox declares version 1, lower than the recorded 2"
+    assert diag.summary == f"workload triage.ap-inbox declares version {old}, lower than the recorded {new}"
     assert diag.line == line_of(fresh_project, WORKLOAD, "version:")
 
 
 def test_version_lower_than_recorded_never_compiled(fresh_project: Path) -> None:
     """A version below the latest that was never recorded at all is backwards too."""
+    old = version_of(fresh_project, "specs/systems/single-shot.yaml")
     with (fresh_project / LEDGER).open("a", encoding="utf-8") as fh:
-        fh.write(json.dumps({"digest": "sha256:" + "0" * 64, "id": "single-shot", "kind": "system", "version": 3}, sort_keys=True) + "\n")
-    edit(fresh_project, "specs/systems/single-shot.yaml", "version: 1", "version: 2")
+        fh.write(json.dumps({"digest": "sha256:" + "0" * 64, "id": "single-shot", "kind": "system", "version": old + 2}, sort_keys=True) + "\n")
+    assert old + 1 not in {r["version"] for r in ledger_records(fresh_project) if (r["kind"], r["id"]) == ("system", "single-shot")}
+    edit(fresh_project, "specs/systems/single-shot.yaml", f"version: {old}", f"version: {old + 1}")
     edit(fresh_project, "specs/systems/single-shot.yaml", "title: Single-shot", "title: Single shot")
-    repin(fresh_project, "single-shot.v1", "single-shot.v2")
+    repin(fresh_project, f"single-shot.v{old}", f"single-shot.v{old + 1}")
     result = compile_project(fresh_project)
     assert ("LRC5002", "specs/systems/single-shot.yaml") in codes(result)
 
 
 def test_bump_without_change_warns_and_compiles(fresh_project: Path) -> None:
-    release_workload_v2(fresh_project)
+    old, new = release_workload(fresh_project)
     result = compile_project(fresh_project)
     assert not result.diagnostics.has_errors
     [warning] = result.diagnostics.sorted()
     assert (warning.code, warning.severity, warning.path) == ("LRC5004", "warning", WORKLOAD)
-    assert warning.summary == "workload triage.ap-inbox was bumped to 2 but nothing changed since 1"
+    assert warning.summary == f"workload triage.ap-inbox was bumped to {new} but nothing changed since {old}"
     assert result.changed  # the new versions are recorded and the lock rewritten
-    assert ("workload", "triage.ap-inbox", 2) in {(r["kind"], r["id"], r["version"]) for r in ledger_records(fresh_project)}
+    assert ("workload", "triage.ap-inbox", new) in {(r["kind"], r["id"], r["version"]) for r in ledger_records(fresh_project)}
 
 
 def test_bump_without_change_ignores_a_tampered_snapshot(fresh_project: Path) -> None:
     """The 'nothing changed' judgement trusts a snapshot only if it still matches its ledger digest."""
-    snap = fresh_project / snapshot_path("workload", "triage.ap-inbox", 1)
+    snap = fresh_project / snapshot_path("workload", "triage.ap-inbox", version_of(fresh_project, WORKLOAD))
     data = json.loads(snap.read_text(encoding="utf-8"))
     data["title"] = "edited by hand"
     snap.write_text(json.dumps(data), encoding="utf-8")
     edit(fresh_project, WORKLOAD, "title: AP inbox triage", "title: edited by hand")
-    release_workload_v2(fresh_project)
+    old, new = release_workload(fresh_project)
     result = compile_project(fresh_project)
     assert not result.diagnostics.items
 
@@ -211,10 +228,11 @@ def test_edition_change_without_bump(fresh_project: Path) -> None:
 
 def test_standard_drops_a_primitive_within_methodology_1(fresh_project: Path) -> None:
     dropped = unused_primitive(fresh_project)
+    standard_before = version_of(fresh_project, STANDARD)
     bump_ok(fresh_project, "ledgerrate")
     text = (fresh_project / STANDARD).read_text(encoding="utf-8")
     (fresh_project / STANDARD).write_text(re.sub(rf"  - id: {dropped}\n    definition: .*\n", "", text), encoding="utf-8")
-    repin(fresh_project, "ledgerrate.v2", "ledgerrate.v3")
+    repin(fresh_project, f"ledgerrate.v{standard_before}", f"ledgerrate.v{standard_before + 1}")
     bump_ok(fresh_project, "demo")
     result = compile_project(fresh_project)
     [diag] = errors(result)
@@ -224,10 +242,11 @@ def test_standard_drops_a_primitive_within_methodology_1(fresh_project: Path) ->
 
 
 def test_standard_may_change_primitives_with_a_new_methodology_major(fresh_project: Path) -> None:
+    standard_before = version_of(fresh_project, STANDARD)
     bump_ok(fresh_project, "ledgerrate")
     edit(fresh_project, STANDARD, 'methodology: "1.0"', 'methodology: "2.0"')
     edit(fresh_project, STANDARD, "  - id: query\n", "  - id: forecast\n    definition: Project a figure forward from history.\n  - id: query\n")
-    repin(fresh_project, "ledgerrate.v2", "ledgerrate.v3")
+    repin(fresh_project, f"ledgerrate.v{standard_before}", f"ledgerrate.v{standard_before + 1}")
     bump_ok(fresh_project, "demo")
     result = compile_project(fresh_project)
     assert not result.diagnostics.has_errors, result.diagnostics.sorted()
@@ -287,7 +306,8 @@ def test_writing_a_default_out_needs_no_bump(fresh_project: Path) -> None:
 
 def _generator(runtime_root: Path | None = None) -> codeprint.Component:
     comps = codeprint.discover(runtime_root or codeprint.runtime_root())
-    return next(c for c in comps.values() if c.id == GENERATOR and c.version == 1)
+    [comp] = [c for c in comps.values() if c.id == GENERATOR]
+    return comp
 
 
 def test_generator_changed_without_bump_fabricated_ledger(fresh_project: Path) -> None:
@@ -296,10 +316,10 @@ def test_generator_changed_without_bump_fabricated_ledger(fresh_project: Path) -
     module = comp.path.resolve().relative_to(codeprint.project_root()).as_posix()
     records = ledger_records(fresh_project)
     for rec in records:
-        if (rec["kind"], rec["id"], rec["version"]) == ("code", GENERATOR, 1):
+        if (rec["kind"], rec["id"], rec["version"]) == ("code", GENERATOR, comp.version):
             rec["digest"] = "sha256:" + "ab" * 32
     (fresh_project / LEDGER).write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in records), encoding="utf-8")
-    snap = fresh_project / snapshot_path("code", GENERATOR, 1)
+    snap = fresh_project / snapshot_path("code", GENERATOR, comp.version)
     data = json.loads(snap.read_text(encoding="utf-8"))
     assert module in data["files"]
     data["files"][module] = "sha256:" + "cd" * 32
@@ -356,12 +376,12 @@ def test_code_bump_after_change_compiles(fresh_project: Path, runtime_copy) -> N
     comp = _generator(runtime)
     comp.path.write_text(comp.path.read_text(encoding="utf-8") + "\n\n_LRC_TEST_BEHAVIOUR_CHANGE = 1\n", encoding="utf-8")
     bump_ok(fresh_project, GENERATOR)
-    assert "COMPONENT_VERSION = 2" in comp.path.read_text(encoding="utf-8")
-    # The workload pins generator v1, which no longer exists: bump it and the edition too.
+    assert f"COMPONENT_VERSION = {comp.version + 1}\n" in comp.path.read_text(encoding="utf-8")
+    # The workload pins the old generator version, which no longer exists: bump it and the edition too.
     result = compile_project(fresh_project)
     assert [d.code for d in errors(result)] == ["LRC3001"]
-    edit(fresh_project, WORKLOAD, f"generator: {GENERATOR}.v1", f"generator: {GENERATOR}.v2")
-    release_workload_v2(fresh_project)
+    edit(fresh_project, WORKLOAD, f"generator: {GENERATOR}.v{comp.version}", f"generator: {GENERATOR}.v{comp.version + 1}")
+    old, new = release_workload(fresh_project)
     result = compile_project(fresh_project)
     assert not result.diagnostics.has_errors, result.diagnostics.sorted()
-    assert f"{GENERATOR}.v2" in result.locks["demo"]["plan"]["code"]
+    assert f"{GENERATOR}.v{comp.version + 1}" in result.locks["demo"]["plan"]["code"]
