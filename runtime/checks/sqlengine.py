@@ -474,6 +474,16 @@ def _cell(value: Any) -> Any:
 
 
 def peak_rss_kb() -> int:
+    """This worker's own peak resident size. VmHWM belongs to the process's address space, which
+    exec made new; ru_maxrss would carry over the peak of the (possibly large) parent it was
+    forked from, and so overstate a worker started by a big process."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
     try:
         import resource
 
