@@ -203,9 +203,12 @@ def test_the_lock_fingerprints_the_analysis_code_the_edition_pins(tmp_path: Path
 @pytest.mark.parametrize("ref,code", [
     ("lrc.analysis", "LRC3002"),
     ("lrc.analysis.v9", "LRC3001"),
-    ("lrc.output-contract.v1", "LRC3008"),
+    ("lrc.output-contract.vCURRENT", "LRC3008"),  # an existing component that is not the analysis code
 ])
 def test_an_edition_must_pin_the_analysis_code(tmp_path: Path, ref: str, code: str):
+    from lrc.runtime.checks import contract
+
+    ref = ref.replace("vCURRENT", f"v{contract.COMPONENT_VERSION}")
     root = _copy(tmp_path)
     _edit(root / "specs/editions/demo.yaml", "analysis: lrc.analysis.v1", f"analysis: {ref}")
     found = _diags(compile_project(root, cache=False), code)
