@@ -281,7 +281,7 @@ def _cmd_execute(args) -> int:
         return refused
     from lrc.runtime.execute import run_cli
 
-    return run_cli(args.lock, args.out, seed_file=args.seed_file, progress=not args.no_progress)
+    return run_cli(args.lock, args.out, {"seed_file": args.seed_file, "progress": not args.no_progress})
 
 
 def _cmd_report(args) -> int:

@@ -17,11 +17,14 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lrc.runtime.lock import format as lockformat
 from lrc.runtime.lock.canonical import digest, digest_bytes
 from lrc.runtime.lock.templating import render
+
+if TYPE_CHECKING:
+    from lrc.runtime.operate import RunOptions
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_INCOMPLETE, EXIT_REFUSED, EXIT_CALIBRATION, EXIT_UNUSABLE = 0, 1, 3, 4, 5, 6
 
@@ -289,16 +292,14 @@ class _OutLock:
         self.fh.close()
 
 
-def run(lock_path: Path, out: Path, seed_file: Path | None = None, progress: bool = True) -> int:
+def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
     from lrc.runtime import items as item_gen
     from lrc.runtime.journal import Journal, JournalError, JournalWriteError
-    from lrc.runtime.models import adapter, infra
+    from lrc.runtime.models import adapter
     from lrc.runtime.redact import build_redactor
 
-    try:
-        settings = infra.InfraSettings.from_env()  # the one place the operating settings are read
-    except ValueError as exc:
-        raise Aborted(f"bad setting: {exc}") from exc
+    settings = options.settings
+    seed_file, progress = options.seed_file, options.progress
     lock = load_verified(lock_path)
     plan = lock["plan"]
     used_models = [dict(m) for m in plan["models"].values()]
@@ -372,13 +373,21 @@ def _write_outputs(lock, plan, runs, items, modules, journal, out: Path):
                        f"`lrc report` (or the same `lrc execute`) again") from exc
 
 
-def run_cli(lock_path: Path, out: Path, seed_file: Path | None = None, progress: bool = True) -> int:
+def run_cli(lock_path: Path, out: Path, request: dict[str, Any] | None = None) -> int:
+    """`lrc execute`: `request` holds the command line's flags by name and the validated run
+    profile (see `operate.from_request`)."""
+    from lrc.runtime import operate
     from lrc.runtime.redact import build_redactor
 
     # A provider's error may echo the API key (a rejected key often is): never print it.
     redact = build_redactor()
     try:
-        return run(lock_path, out, seed_file, progress)
+        options = operate.from_request(request)
+    except operate.OptionsError as exc:
+        _say(redact(f"lrc execute: {exc}"))
+        return EXIT_PROBLEMS
+    try:
+        return run(lock_path, out, options)
     except Refused as exc:
         _say(redact(f"lrc execute: {exc}"))
         return EXIT_REFUSED
