@@ -188,11 +188,14 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
                 r = done["response"]
                 return Turn(r["message"], r["finish_reason"], r["refusal"], r.get("invalid"))
             res = await adapter.complete(model, messages, tools, system.get("request_timeout_seconds", 300), lanes[spec.model], budget)
-            journal.append({"type": "call", "run": spec.key, "step": step, "request": request,
+            # Queued, not awaited: the run's own record is queued after it, so acknowledging the
+            # run acknowledges its calls (journal.py, "Durability").
+            journal.submit({"type": "call", "run": spec.key, "step": step, "request": request,
                             "response": {"message": res.message, "finish_reason": res.finish_reason, "refusal": res.refusal,
                                          **({"invalid": res.invalid} if res.invalid else {})},
                             "usage": res.usage, "attempts": res.attempts, "response_model": res.response_model,
-                            "infra_failures": [vars(f) for f in res.failures], "latency_ms": res.latency_ms})
+                            "infra_failures": [vars(f) for f in res.failures], "latency_ms": res.latency_ms,
+                            "queue_ms": res.queue_ms})
             return Turn(res.message, res.finish_reason, res.refusal, res.invalid)
 
         budget = lanes[spec.model].run_budget()
@@ -202,7 +205,7 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
         try:
             outcome = await runner.run(ctx)
         except adapter.InfraExhausted as exc:
-            journal.append({"type": "infra_exhausted", "run": spec.key, "failures": [vars(f) for f in exc.failures],
+            await journal.commit({"type": "infra_exhausted", "run": spec.key, "failures": [vars(f) for f in exc.failures],
                             "reason": getattr(exc, "reason", "retries-exhausted")})
             stats.exclude(getattr(exc, "reason", "retries-exhausted"))
             if bar:
@@ -211,7 +214,7 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
             return
         except adapter.ConfigError as exc:
             raise Aborted(str(exc)) from exc
-        journal.append({
+        await journal.commit({  # the run is done once this line is fsync'd (acknowledged)
             "type": "run", "run": spec.key, "workload": spec.workload, "model": spec.model, "system": spec.system,
             "item": spec.item_id, "item_index": spec.item_index, "repetition": spec.repetition,
             "outcome": outcome.outcome, "steps": outcome.steps, "answer_text": outcome.answer_text,
@@ -242,6 +245,8 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
     finally:
+        # Whatever is queued goes out (whole lines, in order) before the loop ends.
+        await journal.drain()
         if ticker:
             ticker.cancel()
             await asyncio.gather(ticker, return_exceptions=True)

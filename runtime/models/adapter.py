@@ -75,7 +75,8 @@ class CallResult:
     usage: dict[str, int]
     attempts: int
     failures: list[InfraFailure] = field(default_factory=list)
-    latency_ms: int = 0
+    latency_ms: int = 0  # the provider's: the last attempt, from sending the request to its answer
+    queue_ms: int = 0  # waiting for a concurrency slot, summed over the attempts (not in latency_ms)
     response_model: str | None = None
     invalid: str | None = None  # the response arrived but could not be read: the model's invalid output
 
@@ -210,9 +211,12 @@ async def complete(
     if model.get("api_key_env"):
         kwargs["api_key"] = os.environ.get(model["api_key_env"], "")
     failures: list[InfraFailure] = []
+    queued = 0.0
     for attempt in range(1, settings.max_attempts + 1):
         attempt_timeout = _attempt_timeout(lane.call_timeout(timeout), lane, budget, failures)
+        waiting = time.monotonic()
         async with lane.limiter:
+            queued += time.monotonic() - waiting
             _raise_if_stopped(lane, failures)
             started = time.monotonic()
             response, exc = await _race(litellm.acompletion(**kwargs, timeout=attempt_timeout), lane, attempt_timeout)
@@ -232,10 +236,10 @@ async def complete(
                 if kind == "refusal":
                     return CallResult({"role": "assistant", "content": None}, "content_filter", True,
                                       {"input": 0, "cached_input": 0, "cache_write": 0, "output": 0, "reasoning": 0},
-                                      attempt, failures, int(elapsed * 1000))
+                                      attempt, failures, int(elapsed * 1000), queue_ms=int(queued * 1000))
                 if kind == "invalid":
                     return CallResult({"role": "assistant", "content": None}, "invalid_response", False, dict(_NO_USAGE),
-                                      attempt, failures, int(elapsed * 1000),
+                                      attempt, failures, int(elapsed * 1000), queue_ms=int(queued * 1000),
                                       invalid=f"the response could not be read: {failure.message}")
                 if kind == "config":
                     raise ConfigError(f"{model['id']}: {failure.kind}: {failure.message}") from exc
@@ -254,7 +258,7 @@ async def complete(
             refusal = finish == "content_filter" or bool(getattr(choice.message, "refusal", None))
         except (*_DECODING, RecursionError) as exc:  # an answer of the wrong shape: the model's invalid output
             return CallResult({"role": "assistant", "content": None}, "invalid_response", False, dict(_NO_USAGE), attempt, failures,
-                              int((time.monotonic() - started) * 1000), response_model=None,
+                              int((time.monotonic() - started) * 1000), queue_ms=int(queued * 1000), response_model=None,
                               invalid=f"the response could not be read: {type(exc).__name__}: {str(exc)[:200]}")
         return CallResult(
             message=message,
@@ -264,6 +268,7 @@ async def complete(
             attempts=attempt,
             failures=failures,
             latency_ms=int(elapsed * 1000),
+            queue_ms=int(queued * 1000),
             response_model=getattr(response, "model", None),
         )
     raise AssertionError("unreachable")  # pragma: no cover
