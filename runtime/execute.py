@@ -13,6 +13,8 @@ import asyncio
 import base64
 import fcntl
 import importlib
+import json
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -188,11 +190,14 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
                 r = done["response"]
                 return Turn(r["message"], r["finish_reason"], r["refusal"], r.get("invalid"))
             res = await adapter.complete(model, messages, tools, system.get("request_timeout_seconds", 300), lanes[spec.model], budget)
-            journal.append({"type": "call", "run": spec.key, "step": step, "request": request,
+            # Queued, not awaited: the run's own record is queued after it, so acknowledging the
+            # run acknowledges its calls (journal.py, "Durability").
+            journal.submit({"type": "call", "run": spec.key, "step": step, "request": request,
                             "response": {"message": res.message, "finish_reason": res.finish_reason, "refusal": res.refusal,
                                          **({"invalid": res.invalid} if res.invalid else {})},
                             "usage": res.usage, "attempts": res.attempts, "response_model": res.response_model,
-                            "infra_failures": [vars(f) for f in res.failures], "latency_ms": res.latency_ms})
+                            "infra_failures": [vars(f) for f in res.failures], "latency_ms": res.latency_ms,
+                            "queue_ms": res.queue_ms})
             return Turn(res.message, res.finish_reason, res.refusal, res.invalid)
 
         budget = lanes[spec.model].run_budget()
@@ -202,7 +207,7 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
         try:
             outcome = await runner.run(ctx)
         except adapter.InfraExhausted as exc:
-            journal.append({"type": "infra_exhausted", "run": spec.key, "failures": [vars(f) for f in exc.failures],
+            await journal.commit({"type": "infra_exhausted", "run": spec.key, "failures": [vars(f) for f in exc.failures],
                             "reason": getattr(exc, "reason", "retries-exhausted")})
             stats.exclude(getattr(exc, "reason", "retries-exhausted"))
             if bar:
@@ -211,7 +216,7 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
             return
         except adapter.ConfigError as exc:
             raise Aborted(str(exc)) from exc
-        journal.append({
+        await journal.commit({  # the run is done once this line is fsync'd (acknowledged)
             "type": "run", "run": spec.key, "workload": spec.workload, "model": spec.model, "system": spec.system,
             "item": spec.item_id, "item_index": spec.item_index, "repetition": spec.repetition,
             "outcome": outcome.outcome, "steps": outcome.steps, "answer_text": outcome.answer_text,
@@ -242,6 +247,8 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
     finally:
+        # Whatever is queued goes out (whole lines, in order) before the loop ends.
+        await journal.drain()
         if ticker:
             ticker.cancel()
             await asyncio.gather(ticker, return_exceptions=True)
@@ -292,6 +299,121 @@ class _OutLock:
         self.fh.close()
 
 
+# -- outputs up to date: skip a rebuild that would write the same bytes ------------------------
+
+STAMP = ".lrc-outputs.json"
+_STAMP_FORMAT = 1
+_TAIL_BYTES = 1 << 16
+
+
+def _journal_identity(path: Path) -> dict[str, Any] | None:
+    """What identifies the journal's content cheaply: size, inode, mtime and a digest of its
+    last 64 KiB (the journal only ever grows by appending; hashing 1 GB on every resume would
+    cost seconds). None if it cannot be read."""
+    import hashlib
+
+    try:
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            fh.seek(max(0, st.st_size - _TAIL_BYTES))
+            tail = hashlib.sha256(fh.read()).hexdigest()
+    except OSError:
+        return None
+    return {"bytes": st.st_size, "inode": st.st_ino, "mtime_ns": st.st_mtime_ns, "tail_sha256": tail}
+
+
+_STAMPED_OUTPUTS = ("summary.json", "rate-card.md", "cells.csv", "cells.parquet")
+
+
+def _file_digest(path: Path) -> str | None:
+    import hashlib
+
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _stamp_key(lock: dict[str, Any], out: Path, selection: Any) -> dict[str, Any]:
+    return {"stamp_format": _STAMP_FORMAT, "plan": lock["root_digest"], "lrc": lock["lrc_version"],
+            "out": str(out.resolve()), "selection": repr(selection)}
+
+
+def write_stamp(lock: dict[str, Any], out: Path, selection: Any, summary, runs_planned: int) -> None:
+    """Record that the outputs of `out` were written from its journal as it is now (best
+    effort: without a stamp the next execute/report simply rebuilds)."""
+    identity = _journal_identity(out / "journal.jsonl")
+    if identity is None:
+        return
+    stamp = {**_stamp_key(lock, out, selection), "journal": identity, "runs_planned": runs_planned,
+             "outputs": {name: _file_digest(out / name) for name in _STAMPED_OUTPUTS},
+             "summary": {"card": summary.card, "where": summary.where, "incomplete": summary.incomplete,
+                         "calibration": summary.calibration}}
+    tmp = out / f".{STAMP}.{os.getpid()}.tmp"
+    try:
+        tmp.write_text(json.dumps(stamp, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, out / STAMP)
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+
+
+def up_to_date(lock: dict[str, Any], out: Path, selection: Any):
+    """The Summary of `out` if its outputs were written from exactly the journal it holds now,
+    under this plan and code (verified before this is asked), else None.
+
+    The outputs are a pure function of the lock, the journal and the verified code, so when the
+    journal has not changed since they were written (same size, inode, mtime, last 64 KiB) and
+    the summary, rate card and cells files still hold what was written, rebuilding them would
+    write the same bytes: `lrc report` and a resume with nothing to do skip it (no journal
+    parse, no item generation, no grading, no litellm). Traces under runs/ are not re-read;
+    delete `out/.lrc-outputs.json` to force a rebuild (e.g. after deleting trace files)."""
+    try:
+        stamp = json.loads((out / STAMP).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(stamp, dict) or any(stamp.get(k) != v for k, v in _stamp_key(lock, out, selection).items()):
+        return None
+    if stamp.get("journal") != _journal_identity(out / "journal.jsonl"):
+        return None
+    outputs = stamp.get("outputs")
+    if not isinstance(outputs, dict) or any(outputs.get(name) is None or outputs.get(name) != _file_digest(out / name)
+                                            for name in _STAMPED_OUTPUTS):
+        return None
+    s = stamp.get("summary") or {}
+    try:
+        return _StampedSummary(card=s["card"], where=s["where"], incomplete=int(s["incomplete"]), calibration=s["calibration"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+@dataclass
+class _StampedSummary:
+    """`report.outputs.Summary` as recorded in the stamp (that module imports polars: too slow
+    to import just to print a rate card that is already written)."""
+
+    card: str
+    where: str
+    incomplete: int
+    calibration: dict[str, Any] | None = None
+
+    @property
+    def calibration_failed(self) -> bool:
+        return bool(self.calibration and not self.calibration["ok"])
+
+    def calibration_report(self) -> str:
+        from lrc.runtime.report.outputs import Summary
+
+        return Summary(self.card, self.where, self.incomplete, self.calibration).calibration_report()
+
+
+def _selection(options: "RunOptions") -> Any:
+    """The options that decide which runs an execute makes (a subset gives other outputs)."""
+    return tuple(getattr(options, name, None) for name in ("models", "workloads", "limit", "shard"))
+
+
 def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
     from lrc.runtime import items as item_gen
     from lrc.runtime.journal import Journal, JournalError, JournalWriteError
@@ -302,12 +424,22 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
     seed_file, progress = options.seed_file, options.progress
     lock = load_verified(lock_path)
     plan = lock["plan"]
+    seed = resolve_seed(plan, seed_file)
+    if (out / STAMP).is_file():
+        with _OutLock(out):
+            summary = up_to_date(lock, out, _selection(options))
+        if summary is not None and not summary.incomplete:
+            # Every planned run is journaled and the outputs were written from this journal:
+            # nothing to call, nothing to rewrite (and no litellm to import).
+            _say("nothing to do: every run is journaled and the outputs are up to date")
+            print(summary.card, end="")
+            print(summary.where)
+            return _finish("lrc execute", summary)
     used_models = [dict(m) for m in plan["models"].values()]
     missing = adapter.missing_credentials(used_models)
     if missing:
         lines = [f"{model}: set {' and '.join(names)}" for model, names in missing]
         raise Aborted("missing API credentials, nothing was called:\n  " + "\n  ".join(lines))
-    seed = resolve_seed(plan, seed_file)
     modules = import_modules(plan)
     with _OutLock(out):
         journal_path = out / "journal.jsonl"
@@ -341,6 +473,7 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
             journal.close()
         summary = _write_outputs(lock, plan, runs, items, modules, Journal(journal_path, lock["root_digest"], plan["edition"]["ref"],
                                                                            readonly=True), out)
+        write_stamp(lock, out, _selection(options), summary, len(runs))
     print(summary.card, end="")
     print(summary.where)
     for model, reason in sorted(stats.stopped.items()):
@@ -411,18 +544,24 @@ def report_cli(lock_path: Path, out: Path) -> int:
         plan = lock["plan"]
         if not (out / "journal.jsonl").exists():
             raise Refused(f"{out} has no journal.jsonl; run `lrc execute` first")
+        seed = resolve_seed(plan, None) if plan["seed"]["policy"] == "public" else None
+        current = up_to_date(lock, out, _selection(None)) if seed is not None else None
+        if current is not None:
+            print(current.card, end="")
+            print(current.where)
+            return _finish("lrc report", current)
         try:
             journal = Journal(out / "journal.jsonl", lock["root_digest"], plan["edition"]["ref"], readonly=True)
         except JournalError as exc:
             raise Refused(str(exc)) from exc
         except OSError as exc:
             raise Refused(f"cannot read {out / 'journal.jsonl'}: {_os_problem(exc)}") from exc
-        seed = resolve_seed(plan, None) if plan["seed"]["policy"] == "public" else None
         if seed is None:
             raise Refused("a held-out edition's report needs its items; rerun `lrc execute` with --seed-file")
         items = item_gen.generate(plan, seed)
         runs = plan_runs(plan, items)
         summary = _write_outputs(lock, plan, runs, items, import_modules(plan), journal, out)
+        write_stamp(lock, out, _selection(None), summary, len(runs))
     except Refused as exc:
         _say(redact(f"lrc report: {exc}"))
         return EXIT_REFUSED

@@ -1,20 +1,45 @@
 """The append-only run journal: what makes a killed run resumable without repaying a call.
 
-One JSON line per event, flushed and fsync'd before the run moves on. The first line names
-the plan digest: a journal belongs to exactly one plan, so a folder of another plan's
-results is refused instead of mixed in. Every model call is recorded under (run, step)
-with a digest of the exact request; on resume the same request is answered from the
-journal, so a finished call is never paid twice, and a different request at the same
-place (non-determinism leaking in) is an error, never silently reused. A torn last line
-(the process died mid-write) is cut off; damage anywhere else is refused. The journal is
-created atomically (header written to a temporary file, then renamed), and a failed write
-(disk full) is cut back off, so the journal never holds half a record.
+One JSON line per event. The first line names the plan digest: a journal belongs to exactly
+one plan, so a folder of another plan's results is refused instead of mixed in. Every model
+call is recorded under (run, step) with a digest of the exact request; on resume the same
+request is answered from the journal, so a finished call is never paid twice, and a different
+request at the same place (non-determinism leaking in) is an error, never silently reused. A
+torn last line (the process died mid-write) is cut off; damage anywhere else is refused. The
+journal is created atomically (header written to a temporary file, then renamed), and a
+failed write (disk full) is cut back to the last whole line, so the journal never holds half a
+record.
+
+Durability (group commit). Inside `lrc execute` records are queued with `submit`/`commit` and
+written by one writer at a time off the event loop (`asyncio.to_thread`): every record queued
+while the previous batch was being written goes out in the next batch, with ONE fsync for the
+whole batch. A record is *acknowledged* once the fsync that follows its line has returned; only
+then is it indexed (`runs`, `calls`, ...), and only an acknowledged run record counts a run as
+done (the progress bar, the resume count). The guarantee:
+
+- a record that was acknowledged survives a kill (SIGKILL, power loss after fsync) at any point;
+- a kill loses at most records that were not yet acknowledged -- the batch being written and
+  the records queued behind it. Their runs are not done and are made again on resume; a call
+  lost this way is made (and paid) again, which is the same window a per-line fsync has between
+  a response arriving and its fsync, now one batch long. A call that was acknowledged is never
+  made again;
+- lines are written in the order they were queued, so a run's record never lands before the
+  records of its calls, and what a kill leaves is a prefix of the queue (a torn last line is cut
+  off on the next open);
+- a failed write or fsync (disk full, EIO) cuts the file back to the end of the last whole line
+  and raises JournalWriteError for every record not acknowledged; the journal is then broken
+  for this process (every later write raises) and the same command resumes once the cause is
+  gone.
+
+`append` is the synchronous form (a batch of one, written and fsync'd before it returns).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any, Callable
 
@@ -62,6 +87,10 @@ class Journal:
         self._fd: int | None = None
         self._size = 0
         self._broken: BaseException | None = None
+        self._write_lock = threading.Lock()  # one writer at a time: the batch writer thread or `append`
+        self._queue: list[tuple[str, asyncio.Future | None]] = []  # (line, its acknowledgement), in order
+        self._flusher: asyncio.Task | None = None
+        self.batches = 0  # group commits made (one fsync each)
         if readonly:
             self._load()
             return
@@ -144,34 +173,109 @@ class Journal:
             if rec["run"] not in self.runs:
                 self.exhausted[rec["run"]] = rec
 
-    def append(self, rec: dict[str, Any]) -> None:
-        """Journal one record (redacted), durably, or raise JournalWriteError having written nothing."""
+    def _line(self, rec: dict[str, Any]) -> str:
+        """The record's journal line, redacted; raises JournalWriteError if nothing may be written."""
         if self._fd is None:
             raise JournalWriteError(f"{self.path} was opened read-only")
         if self._broken is not None:
             raise JournalWriteError(f"cannot write {self.path}: {self._broken}")
         line = _encode(rec)
         if self.redact(line) != line:  # redact the strings, so the line stays valid JSON
-            rec = redact_value(rec, self.redact)
-            line = _encode(rec)
-        data = line.encode("utf-8") + b"\n"
-        try:
-            view = memoryview(data)
-            while view:
-                written = os.write(self._fd, view)
-                view = view[written:]
-            os.fsync(self._fd)
-        except OSError as exc:
-            self._broken = exc
-            try:  # cut the partial line back off: the journal keeps exactly what was journaled
-                os.ftruncate(self._fd, self._size)
-            except OSError:
-                pass  # a torn last line is cut off by the next run anyway
+            line = _encode(redact_value(rec, self.redact))
+        return line
+
+    def _write_lines(self, lines: list[str]) -> tuple[int, OSError | None]:
+        """Write `lines` in order, then one fsync. (lines acknowledged, the error if any).
+
+        On an error, the file is cut back to the end of the last whole line; those whole lines
+        are acknowledged only if a second fsync of them succeeds."""
+        with self._write_lock:
+            size = self._size
+            whole = 0
+            try:
+                for line in lines:
+                    data = line.encode("utf-8") + b"\n"
+                    view = memoryview(data)
+                    while view:
+                        written = os.write(self._fd, view)
+                        view = view[written:]
+                    size += len(data)
+                    whole += 1
+                os.fsync(self._fd)
+            except OSError as exc:
+                self._broken = exc
+                acked = 0
+                try:  # cut the partial line back off: the journal keeps only whole lines
+                    os.ftruncate(self._fd, size)
+                    os.fsync(self._fd)
+                    acked = whole
+                except OSError:
+                    pass  # a torn last line is cut off by the next run anyway
+                self._size = size
+                return acked, exc
+            self._size = size
+            self.batches += 1
+            return len(lines), None
+
+    def append(self, rec: dict[str, Any]) -> None:
+        """Journal one record (redacted), durably, or raise JournalWriteError having written nothing."""
+        line = self._line(rec)
+        acked, exc = self._write_lines([line])
+        if exc is not None:
             raise JournalWriteError(f"cannot write {self.path}: {exc.strerror or exc}") from exc
-        self._size += len(data)
         self._index(json.loads(line))
 
+    # -- group commit (inside the event loop) --------------------------------------------------
+
+    def submit(self, rec: dict[str, Any]) -> "asyncio.Future[None]":
+        """Queue a record for the next group commit. The future is done once the record is
+        acknowledged (its line fsync'd, the record indexed), or fails with JournalWriteError.
+        It need not be awaited: queue order is kept, so awaiting a later record acknowledges
+        this one too. Raises JournalWriteError at once if the journal is already broken."""
+        line = self._line(rec)
+        loop = asyncio.get_running_loop()
+        ack = loop.create_future()
+        ack.add_done_callback(_retrieve)  # an ack nobody awaits must not warn "never retrieved"
+        self._queue.append((line, ack))
+        if self._flusher is None or self._flusher.done():
+            self._flusher = loop.create_task(self._flush())
+        return ack
+
+    async def commit(self, rec: dict[str, Any]) -> None:
+        """Queue a record and wait until it is acknowledged (see the module docstring)."""
+        await self.submit(rec)
+
+    async def drain(self) -> None:
+        """Wait until everything queued is written (or has failed)."""
+        while self._flusher is not None and not self._flusher.done():
+            await asyncio.shield(self._flusher)
+
+    async def _flush(self) -> None:
+        while self._queue:
+            batch, self._queue = self._queue, []
+            if self._broken is not None:
+                acked, exc = 0, self._broken
+            else:
+                # The write and the fsync run off the event loop; records queued meanwhile form
+                # the next batch. A cancelled flusher still finishes the batch in its thread.
+                acked, exc = await asyncio.shield(asyncio.to_thread(self._write_lines, [line for line, _ in batch]))
+            for n, (line, ack) in enumerate(batch):
+                if n < acked:
+                    self._index(json.loads(line))
+                    if ack is not None and not ack.done():
+                        ack.set_result(None)
+                elif ack is not None and not ack.done():
+                    error = JournalWriteError(f"cannot write {self.path}: {getattr(exc, 'strerror', None) or exc}")
+                    error.__cause__ = exc
+                    ack.set_exception(error)
+
     def close(self) -> None:
+        """Close the file; records still queued (never acknowledged) are not written."""
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+def _retrieve(ack: "asyncio.Future[None]") -> None:
+    if not ack.cancelled():
+        ack.exception()

@@ -12,6 +12,10 @@ The workload's behaviour comes from its `reference` component; the current workl
 item reach the handler through a context variable the runtime sets around each run (they
 never travel in the request). Token usage is estimated deterministically (ceil(chars / 4))
 so the accounting path is exercised with stable numbers.
+
+litellm is imported only when the provider is registered (`register`, from
+`adapter.load_litellm`, i.e. when a call is about to be made): a plan's code modules are
+imported by `lrc report` and by a resume with nothing to do, which must not pay for it.
 """
 
 from __future__ import annotations
@@ -24,14 +28,10 @@ from types import ModuleType
 from typing import Any
 
 from lrc.runtime.models import offline  # noqa: F401 - must precede the litellm import
-
-from litellm import CustomLLM
-from litellm.types.utils import Choices, Message, ModelResponse, Usage
-
 from lrc.runtime.workloads.base import Item, Reply
 
 COMPONENT_ID = "lrc.reference-models"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 
 PROVIDER = "lrc"
 MODELS = ("oracle", "null", "baseline")
@@ -92,38 +92,45 @@ def respond(model: str, messages: list[dict[str, Any]], tools: list[dict[str, An
     raise LookupError(f"unknown reference model lrc/{name}; known: {', '.join('lrc/' + m for m in MODELS)}")
 
 
-class ReferenceProvider(CustomLLM):
-    """litellm custom handler for `lrc/<name>`."""
+def _provider_class() -> type:
+    """The litellm custom handler for `lrc/<name>` (litellm is imported here, not at module import)."""
+    from litellm import CustomLLM
+    from litellm.types.utils import Choices, Message, ModelResponse, Usage
 
-    async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:
-        return self._complete(model, messages, kwargs)
+    class ReferenceProvider(CustomLLM):
+        """litellm custom handler for `lrc/<name>`."""
 
-    def completion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:
-        return self._complete(model, messages, kwargs)
+        async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:
+            return self._complete(model, messages, kwargs)
 
-    def _complete(self, model: str, messages: list, kwargs: dict[str, Any]) -> ModelResponse:
-        plain = _plain_messages(messages)
-        tools = (kwargs.get("optional_params") or {}).get("tools")
-        reply = respond(model, plain, tools)
-        tool_calls = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments, sort_keys=True)}}
-            for c in reply.tool_calls
-        ]
-        message = Message(role="assistant", content=reply.content, tool_calls=tool_calls or None)
-        completion_text = (reply.content or "") + "".join(c["function"]["name"] + c["function"]["arguments"] for c in tool_calls)
-        prompt_tokens = estimate_tokens(_prompt_text(plain, tools))
-        completion_tokens = estimate_tokens(completion_text)
-        return ModelResponse(
-            model=f"{PROVIDER}/{model}",
-            choices=[Choices(index=0, finish_reason="tool_calls" if tool_calls else "stop", message=message)],
-            usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, total_tokens=prompt_tokens + completion_tokens),
-        )
+        def completion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:
+            return self._complete(model, messages, kwargs)
+
+        def _complete(self, model: str, messages: list, kwargs: dict[str, Any]) -> ModelResponse:
+            plain = _plain_messages(messages)
+            tools = (kwargs.get("optional_params") or {}).get("tools")
+            reply = respond(model, plain, tools)
+            tool_calls = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments, sort_keys=True)}}
+                for c in reply.tool_calls
+            ]
+            message = Message(role="assistant", content=reply.content, tool_calls=tool_calls or None)
+            completion_text = (reply.content or "") + "".join(c["function"]["name"] + c["function"]["arguments"] for c in tool_calls)
+            prompt_tokens = estimate_tokens(_prompt_text(plain, tools))
+            completion_tokens = estimate_tokens(completion_text)
+            return ModelResponse(
+                model=f"{PROVIDER}/{model}",
+                choices=[Choices(index=0, finish_reason="tool_calls" if tool_calls else "stop", message=message)],
+                usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, total_tokens=prompt_tokens + completion_tokens),
+            )
+
+    return ReferenceProvider
 
 
 def register(litellm_module: Any) -> None:
     """Add the `lrc` provider to litellm's custom provider map (idempotent)."""
     entries = [e for e in (litellm_module.custom_provider_map or []) if e.get("provider") != PROVIDER]
-    entries.append({"provider": PROVIDER, "custom_handler": ReferenceProvider()})
+    entries.append({"provider": PROVIDER, "custom_handler": _provider_class()()})
     litellm_module.custom_provider_map = entries
     try:  # litellm reads the map when it sets up providers; refresh it if this release has the hook
         from litellm.utils import custom_llm_setup
