@@ -16,6 +16,7 @@ import importlib
 import json
 import os
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -164,6 +165,10 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
     stats = infra.InfraStats()
     lanes = {m: infra.ModelLane(m, entry, settings, stats, on_stop=lambda _m, text: _announce(bar, f"lrc execute: {text}"))
              for m, entry in plan["models"].items()}
+    # A call holds one of these from before it is sent until its journal line is fsync'd, so
+    # at most the model's concurrency of paid calls are ever unacknowledged: a kill repays at
+    # most that many per model (the group commit adds no repaid call; journal.py, "Durability").
+    unacknowledged = {m: asyncio.Semaphore(lane.limiter.max) for m, lane in lanes.items()}
 
     async def one(spec: RunSpec) -> None:
         workload = plan["workloads"][spec.workload]
@@ -189,15 +194,11 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
                     raise Aborted(f"{spec.key} step {step}: the request differs from the journaled one; the run is not deterministic")
                 r = done["response"]
                 return Turn(r["message"], r["finish_reason"], r["refusal"], r.get("invalid"))
-            res = await adapter.complete(model, messages, tools, system.get("request_timeout_seconds", 300), lanes[spec.model], budget)
-            # Queued, not awaited: the run's own record is queued after it, so acknowledging the
-            # run acknowledges its calls (journal.py, "Durability").
-            journal.submit({"type": "call", "run": spec.key, "step": step, "request": request,
-                            "response": {"message": res.message, "finish_reason": res.finish_reason, "refusal": res.refusal,
-                                         **({"invalid": res.invalid} if res.invalid else {})},
-                            "usage": res.usage, "attempts": res.attempts, "response_model": res.response_model,
-                            "infra_failures": [vars(f) for f in res.failures], "latency_ms": res.latency_ms,
-                            "queue_ms": res.queue_ms})
+            waiting = time.monotonic()
+            async with unacknowledged[spec.model]:
+                waited_ms = int((time.monotonic() - waiting) * 1000)
+                res = await adapter.complete(model, messages, tools, system.get("request_timeout_seconds", 300), lanes[spec.model], budget)
+                await journal.commit(_call_record(spec, step, request, res, waited_ms))
             return Turn(res.message, res.finish_reason, res.refusal, res.invalid)
 
         budget = lanes[spec.model].run_budget()
@@ -256,6 +257,17 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
             bar.set_postfix_str(stats.postfix(), refresh=False)
             bar.close()
     return stats
+
+
+def _call_record(spec: RunSpec, step: int, request: str, res, waited_ms: int) -> dict[str, Any]:
+    """A call's journal record. `latency_ms` is the provider's (its last attempt); `queue_ms` the
+    wait for a concurrency slot (the model's limiter, and the unacknowledged-call bound)."""
+    return {"type": "call", "run": spec.key, "step": step, "request": request,
+            "response": {"message": res.message, "finish_reason": res.finish_reason, "refusal": res.refusal,
+                         **({"invalid": res.invalid} if res.invalid else {})},
+            "usage": res.usage, "attempts": res.attempts, "response_model": res.response_model,
+            "infra_failures": [vars(f) for f in res.failures], "latency_ms": res.latency_ms,
+            "queue_ms": res.queue_ms + waited_ms}
 
 
 async def _show_infra(bar, stats) -> None:

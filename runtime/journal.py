@@ -19,10 +19,11 @@ done (the progress bar, the resume count). The guarantee:
 
 - a record that was acknowledged survives a kill (SIGKILL, power loss after fsync) at any point;
 - a kill loses at most records that were not yet acknowledged -- the batch being written and
-  the records queued behind it. Their runs are not done and are made again on resume; a call
-  lost this way is made (and paid) again, which is the same window a per-line fsync has between
-  a response arriving and its fsync, now one batch long. A call that was acknowledged is never
-  made again;
+  the records queued behind it. Their runs are not done and are made again on resume, and a call
+  lost this way is made (and paid) again; a call that was acknowledged is never made again.
+  `lrc execute` holds a concurrency slot of the model from sending a call until its record is
+  acknowledged, so at most the model's `max_concurrency` calls are paid but unacknowledged at
+  any moment: the same bound a per-line fsync gave;
 - lines are written in the order they were queued, so a run's record never lands before the
   records of its calls, and what a kill leaves is a prefix of the queue (a torn last line is cut
   off on the next open);

@@ -316,3 +316,99 @@ def test_latency_is_the_providers_and_the_slot_wait_is_recorded_apart(monkeypatc
 
 
 import math  # noqa: E402
+
+
+# -- no litellm where no call is made -------------------------------------------------------------
+
+_NO_LITELLM = r"""
+import sys
+from lrc.compiler.cli import main
+code = main(sys.argv[1:])
+heavy = sorted(m for m in ("litellm", "openai", "aiohttp") if m in sys.modules)
+print("IMPORTED:" + ",".join(heavy), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def _lrc_checked(*args: str) -> tuple[subprocess.CompletedProcess, list[str]]:
+    res = subprocess.run([sys.executable, "-c", _NO_LITELLM, *args], cwd=REPO, capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "PYTHONHASHSEED": "random"})
+    imported = [line.split(":", 1)[1] for line in res.stderr.splitlines() if line.startswith("IMPORTED:")]
+    assert imported, res.stderr[-3000:]
+    return res, [m for m in imported[-1].split(",") if m]
+
+
+@pytest.fixture(scope="module")
+def finished_demo(tmp_path_factory) -> Path:
+    """The demo edition (reference models only) run once to the end."""
+    out = tmp_path_factory.mktemp("demo") / "out"
+    res = subprocess.run([sys.executable, "-m", "lrc.compiler.cli", "execute", str(REPO / "generated/demo/plan.lock"),
+                          "--out", str(out), "--no-progress"], cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, res.stderr[-3000:]
+    calls = [r for r in _lines(out / "journal.jsonl")[1:] if r["type"] == "call"]
+    assert calls and all(isinstance(c["queue_ms"], int) and isinstance(c["latency_ms"], int) for c in calls)
+    return out
+
+
+def _outputs(out: Path) -> dict[str, bytes]:
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*"))
+            if p.is_file() and p.name != "journal.jsonl" and not p.name.startswith(".")}
+
+
+@pytest.mark.parametrize("stamp", ["kept", "removed"])
+@pytest.mark.parametrize("command", ["execute", "report"])
+def test_report_and_a_resume_with_nothing_to_do_never_import_litellm(finished_demo, command, stamp):
+    lock = str(REPO / "generated/demo/plan.lock")
+    before = _outputs(finished_demo)
+    if stamp == "removed":  # no record of the outputs: they are rebuilt from the journal, still without litellm
+        (finished_demo / ".lrc-outputs.json").unlink(missing_ok=True)
+    args = [command, lock, "--out", str(finished_demo)] + (["--no-progress"] if command == "execute" else [])
+    res, imported = _lrc_checked(*args)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert imported == []
+    assert "Rate card" in res.stdout or "rate card" in res.stdout.lower()
+    assert _outputs(finished_demo) == before  # the same bytes either way
+    assert (finished_demo / ".lrc-outputs.json").is_file()
+
+
+@pytest.mark.parametrize("change", ["cells.csv deleted", "rate card edited", "journal touched", "journal line appended"])
+def test_outputs_are_rebuilt_when_the_journal_or_an_output_changed(finished_demo, change, tmp_path):
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(finished_demo, out)
+    # a copy is another folder: the first report rebuilds, and stamps it
+    lock = str(REPO / "generated/demo/plan.lock")
+    res, _ = _lrc_checked("report", lock, "--out", str(out))
+    assert res.returncode == 0, res.stderr[-2000:]
+    expected = _outputs(out)
+    journal = out / "journal.jsonl"
+    if change == "cells.csv deleted":
+        (out / "cells.csv").unlink()
+    elif change == "rate card edited":
+        (out / "rate-card.md").write_text("tampered\n", encoding="utf-8")
+    elif change == "journal touched":
+        os.utime(journal, ns=(1, 1))
+    else:  # a duplicate of a finished run's record: the same results, but a different journal
+        last = [line for line in journal.read_text(encoding="utf-8").splitlines() if '"type":"run"' in line][-1]
+        with open(journal, "a", encoding="utf-8") as fh:
+            fh.write(last + "\n")
+    res, imported = _lrc_checked("report", lock, "--out", str(out))
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert imported == []
+    assert _outputs(out) == expected  # rebuilt, identical
+
+
+# -- the benchmark script ---------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_the_throughput_benchmark_runs_in_quick_mode(tmp_path):
+    res = subprocess.run([sys.executable, str(REPO / "benchmarks" / "throughput.py"), "--quick", "--runs", "64",
+                          "--journals", "200", "--keep", str(tmp_path / "work")],
+                         cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-3000:]
+    out = res.stdout
+    assert "lrc execute: wall" in out and "ms per run after imports" in out and "queue wait median" in out
+    assert "resume with nothing to do" in out and "report" in out
+    figures = json.loads(out.split("json: ", 1)[1])
+    assert len(figures["lrc"]["wall"]) == 1 and figures["journal_200"]["runs"] >= 200
