@@ -315,7 +315,9 @@ def _operating_request(args) -> dict | None:
               file=sys.stderr)
         return None
     emit(diags.sorted(), "text", sys.stderr)  # warnings, if any
-    return {"profile": checked["profile"], "profile_path": checked["profile_path"], "endpoint_flags": checked["flags"]}
+    # The profile's path is recorded as the operator gave it (the run's operating record).
+    return {"profile": checked["profile"], "profile_path": None if args.profile is None else str(args.profile),
+            "endpoint_flags": checked["flags"]}
 
 
 def _plan_models(lock: Path) -> list[str] | None:

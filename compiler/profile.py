@@ -43,7 +43,7 @@ def load(path: Path, shown: str, diags: Diagnostics) -> SourceDoc | None:
         raw = read_bytes(path, MAX_FILE_BYTES)
     except OSError as exc:
         diags.error("LRC8313", f"cannot read the run profile: {exc.strerror or exc}", path=shown,
-                    hint="--profile takes a YAML file (see schemas/run-profile.schema.json and profiles/ for an example)")
+                    hint="--profile takes a YAML file (see schemas/run-profile.schema.json and docs/profiles/ for an example)")
         return None
     if len(raw) > MAX_FILE_BYTES:
         diags.error("LRC8313", f"the run profile is larger than {MAX_FILE_BYTES} bytes", path=shown)

@@ -162,7 +162,8 @@ def operating_hint(model: Any, key: str, value: Any, edition: Any = None) -> str
     shown = json.dumps(value, ensure_ascii=False)
     flag_value = value if isinstance(value, str) else shown
     bump = f"`lrc bump {edition}`" if isinstance(edition, str) and edition else "`lrc bump EDITION`"
-    return (f"remove it from the edition ({bump}: its content changes) and set it per execute in a run profile, "
+    return (f"remove it from the edition (once recorded, that is a content change: {bump}) and set it per execute "
+            f"in a run profile, "
             f"`models: {{{json.dumps(model_id)}: {{{key}: {shown}}}}}` (`lrc execute PLAN --profile run.yaml`), "
             f"or with `{OPERATING_SETTINGS[key]} {model_id}={flag_value}`")
 
