@@ -399,9 +399,9 @@ def test_an_unreachable_endpoint_stops_the_model_after_a_short_streak(fake_provi
     assert len(stops) == 1, stops
     assert ENDPOINT in stops[0] and "failed to connect" in stops[0] and "last 4 attempts" in stops[0]
     assert str(CONNECTION_FAILURES[case]).split("]")[-1].strip()[:20] in stops[0]  # the error itself is named
-    assert lane.consecutive_connection_failures == 4 and lane.stats.connection_failures >= 4
+    assert lane.consecutive_connection_failures >= 4 and lane.stats.connection_failures >= 4
     # 200 calls of 8 attempts each would be 1,600 attempts; a stopped model sends nothing more.
-    assert fake_provider.calls < 60 and elapsed < 5.0
+    assert fake_provider.calls <= 4 + 8 and elapsed < 5.0  # the streak plus what was in flight
 
 
 @pytest.mark.parametrize("other", ["500", "429", "timeout", "connect-timeout"])
@@ -430,23 +430,20 @@ def test_other_failures_never_count_as_unreachable(fake_provider, other):
     assert lane.stop_reason is None and lane.stats.connection_failures == 0 and fake_provider.calls == 6
 
 
-def test_a_success_resets_the_connection_streak_and_one_wave_counts_once():
+def test_a_success_resets_the_connection_streak():
     lane = _lane(InfraSettings(stop_after_connection_failures=3))
     for _ in range(4):
         lane.failed(CONNECT, time.monotonic(), 1.0, "refused")
         lane.failed(CONNECT, time.monotonic(), 1.0, "refused")
         lane.succeeded()
     assert lane.stop_reason is None and lane.consecutive_connection_failures == 0
-    # A wave of concurrent requests sent before the first refusal came back is one observation.
-    sent = time.monotonic()
-    time.sleep(0.01)
-    for _ in range(20):
-        lane.failed(CONNECT, sent, 1.0, "refused")
-    assert lane.stop_reason is None and lane.consecutive_connection_failures == 1
     lane.failed(CONNECT, time.monotonic(), 1.0, "refused")
     lane.failed(SERVER, time.monotonic(), 1.0)  # a 5xx neither counts nor resets
+    lane.failed(TIMEOUT, time.monotonic(), 1.0)  # nor does a timeout (its own rule)
     lane.failed(CONNECT, time.monotonic(), 1.0, "refused")
-    assert lane.stop_reason is not None and "refused" in lane.stop_reason
+    assert lane.stop_reason is None
+    lane.failed(CONNECT, time.monotonic(), 1.0, "refused")
+    assert lane.stop_reason is not None and "refused" in lane.stop_reason and lane.stats.connection_failures == 8 + 3
 
 
 def test_an_embedded_reference_model_is_never_stopped_as_unreachable():

@@ -300,7 +300,6 @@ class ModelLane:
         self.deadline: float | None = None  # set at the model's first call (not at start-up)
         self.consecutive_timeouts = 0
         self.consecutive_connection_failures = 0
-        self._connection_window = float("-inf")  # a failure of a request sent before this is the same observation
         self.stop_reason: str | None = None
         self.rng = random.Random()  # wall-clock seeded: timing only, never a result
         self._on_stop = on_stop
@@ -339,18 +338,16 @@ class ModelLane:
     def succeeded(self) -> None:
         self.consecutive_timeouts = 0
         self.consecutive_connection_failures = 0
-        self._connection_window = float("-inf")
         self.limiter.succeeded()
 
     def failed(self, kind: str, sent_at: float, timeout: float, error: str = "") -> None:
         self.stats.retries += 1
         if kind == CONNECT:
+            # Every refusal counts, concurrent ones too: a refused connection is no slow or
+            # overloaded provider but nothing listening (or no such host), and a wave of them is
+            # exactly what must end in seconds. A server that restarts under a high concurrency
+            # may trip it too: the rerun resumes, and the setting can be raised.
             self.stats.connection_failures += 1
-            # Like a 429's cut: requests sent before the last counted failure met the same
-            # outage, so a full wave of concurrent refusals counts once, not max_concurrency times.
-            if sent_at < self._connection_window:
-                return
-            self._connection_window = self._clock()
             self.consecutive_connection_failures += 1
             n = self.settings.stop_after_connection_failures
             if self.remote and self.consecutive_connection_failures >= n:
