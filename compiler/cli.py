@@ -63,6 +63,15 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--out", type=Path, required=True, help="output folder (journal, items, traces, cells, rate card); rerun to resume")
     e.add_argument("--seed-file", type=Path, help="the held-out seed of a held-out edition")
     e.add_argument("--no-progress", action="store_true")
+    e.add_argument("--profile", type=Path, metavar="RUN.yaml",
+                   help="run profile: per-model endpoint, key variable and concurrency; retries, timeouts, deadlines "
+                        "(schemas/run-profile.schema.json). Never part of the lock; flags win over it, it wins over LRC_* variables")
+    e.add_argument("--max-concurrency", action="append", default=[], metavar="MODEL=N",
+                   help="this model's concurrent requests in this execute (repeatable; default 4)")
+    e.add_argument("--api-base", action="append", default=[], metavar="MODEL=URL",
+                   help="this model's endpoint in this execute (repeatable; default: the provider's)")
+    e.add_argument("--api-key-env", action="append", default=[], metavar="MODEL=VAR",
+                   help="the NAME of the variable holding this model's key (repeatable; default: the provider's)")
 
     r = sub.add_parser("report", help="rebuild cells, traces and the rate card of a run folder from its journal")
     r.add_argument("lock", type=Path, metavar="PLAN.lock")
@@ -279,9 +288,48 @@ def _cmd_render(args) -> int:
 def _cmd_execute(args) -> int:
     if (refused := _not_a_lock(args.lock, "execute")) is not None:
         return refused
+    operating = _operating_request(args)
+    if operating is None:
+        return EXIT_PROBLEMS
     from lrc.runtime.execute import run_cli
 
-    return run_cli(args.lock, args.out, {"seed_file": args.seed_file, "progress": not args.no_progress})
+    return run_cli(args.lock, args.out, {"seed_file": args.seed_file, "progress": not args.no_progress, **operating})
+
+
+def _operating_request(args) -> dict | None:
+    """The run profile and the per-model operating flags, checked like a spec (file:line:col,
+    code, hint) against the plan's models; None (diagnostics printed) when they cannot be used."""
+    from lrc.compiler import profile
+    from lrc.compiler.diagnostics import Diagnostics
+    from lrc.compiler.printer import emit
+
+    flags = {"--max-concurrency": args.max_concurrency, "--api-base": args.api_base, "--api-key-env": args.api_key_env}
+    if args.profile is None and not any(flags.values()):
+        return {"profile": None, "profile_path": None, "endpoint_flags": {}}
+    diags = Diagnostics()
+    checked = profile.check(args.profile, _shown(args.profile) if args.profile is not None else None, flags,
+                            _plan_models(args.lock), diags)
+    if checked is None:
+        emit(diags.sorted(), "text", sys.stderr)
+        print(f"lrc execute: {sum(d.severity == 'error' for d in diags.items)} problem(s) in the operating settings; nothing was run.",
+              file=sys.stderr)
+        return None
+    emit(diags.sorted(), "text", sys.stderr)  # warnings, if any
+    # The profile's path is recorded as the operator gave it (the run's operating record).
+    return {"profile": checked["profile"], "profile_path": None if args.profile is None else str(args.profile),
+            "endpoint_flags": checked["flags"]}
+
+
+def _plan_models(lock: Path) -> list[str] | None:
+    """The model ids of a plan.lock, to check a profile's and the flags' models against; None
+    when the lock cannot be read (the runtime then refuses it, or checks the models itself)."""
+    from lrc.runtime.lock import format as lockformat
+
+    try:
+        data = lockformat.loads(lock.read_bytes())
+        return sorted(data["plan"]["models"])
+    except Exception:  # noqa: BLE001 - the lock's own problems are the runtime's to report (exit 4)
+        return None
 
 
 def _cmd_report(args) -> int:

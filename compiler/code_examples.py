@@ -139,6 +139,18 @@ n_per_cell: 0
 lrc reports:
   specs/editions/demo.yaml:60:13: error[LRC2009]: 0 is less than the minimum of 1
     at /n_per_cell""",
+    "LRC2010": """\
+# specs/editions/2026-12.yaml
+models:
+  - id: openai/gpt-4.1-mini
+    role: candidate
+    sampling: {temperature: 0}
+    max_concurrency: 8
+
+lrc reports:
+  specs/editions/2026-12.yaml:35:5: error[LRC2010]: 'max_concurrency' is an operating setting, not part of an edition: it moves to a run profile
+    at /models/1/max_concurrency
+    hint: remove it from the edition (once recorded, that is a content change: `lrc bump 2026-12`) and set it per execute in a run profile, `models: {"openai/gpt-4.1-mini": {max_concurrency: 8}}` (`lrc execute PLAN --profile run.yaml`), or with `--max-concurrency openai/gpt-4.1-mini=8`""",
     # -- 3xxx: references and files -----------------------------------------------------------
     "LRC3001": """\
 # specs/editions/demo.yaml
@@ -656,6 +668,29 @@ $ lrc execute specs/editions/demo.yaml --out runs/demo
 lrc reports:
   lrc: error[LRC8301]: specs/editions/demo.yaml is an edition spec, not a plan.lock; pass its lock: generated/demo/plan.lock
     hint: lrc execute generated/demo/plan.lock --out ...""",
+    "LRC8311": """\
+# run.yaml, given to `lrc execute generated/2026-12/plan.lock --profile run.yaml ...`
+kind: run-profile
+models:
+  openai/gpt-4.1-mni:
+    max_concurrency: 8
+
+lrc reports:
+  run.yaml:4:3: error[LRC8311]: the run profile sets model 'openai/gpt-4.1-mni', which the plan does not run
+    at /models/openai~1gpt-4.1-mni
+    hint: did you mean openai/gpt-4.1-mini? the plan runs: anthropic/claude-haiku-4-5, anthropic/claude-sonnet-4-5, openai/gpt-4.1, openai/gpt-4.1-mini""",
+    "LRC8312": """\
+$ lrc execute generated/2026-12/plan.lock --out runs/2026-12 --max-concurrency openai/gpt-4.1=lots
+
+lrc reports:
+  lrc: error[LRC8312]: --max-concurrency openai/gpt-4.1=lots: expected integer, found "lots"
+    hint: Upper bound of this model's concurrent requests; lrc backs off below it on 429s and recovers. Default 4.""",
+    "LRC8313": """\
+$ lrc execute generated/demo/plan.lock --out runs/demo --profile run.yml   # the file is run.yaml
+
+lrc reports:
+  run.yml: error[LRC8313]: cannot read the run profile: No such file or directory
+    hint: --profile takes a YAML file (see schemas/run-profile.schema.json and docs/profiles/ for an example)""",
 }
 
 

@@ -151,6 +151,23 @@ def _linear_python_validator() -> Any:
 PER_MODEL_PROMPT = __import__("re").compile(r"prompt|template|instruction", __import__("re").I)
 
 
+OPERATING_SETTINGS = {"api_base": "--api-base", "api_key_env": "--api-key-env", "max_concurrency": "--max-concurrency"}
+"""Per-model settings an edition once held: how a model is reached, never what is measured.
+They live in a run profile (schemas/run-profile.schema.json) or the flags of `lrc execute`."""
+
+
+def operating_hint(model: Any, key: str, value: Any, edition: Any = None) -> str:
+    """The run-profile equivalent of an operating setting found in an edition's model entry."""
+    model_id = model if isinstance(model, str) and model else "MODEL"
+    shown = json.dumps(value, ensure_ascii=False)
+    flag_value = value if isinstance(value, str) else shown
+    bump = f"`lrc bump {edition}`" if isinstance(edition, str) and edition else "`lrc bump EDITION`"
+    return (f"remove it from the edition (once recorded, that is a content change: {bump}) and set it per execute "
+            f"in a run profile, "
+            f"`models: {{{json.dumps(model_id)}: {{{key}: {shown}}}}}` (`lrc execute PLAN --profile run.yaml`), "
+            f"or with `{OPERATING_SETTINGS[key]} {model_id}={flag_value}`")
+
+
 def _suggest(word: str, options: Iterable[str]) -> str | None:
     match = difflib.get_close_matches(word, sorted(options), n=1, cutoff=0.6)
     return match[0] if match else None
@@ -195,6 +212,11 @@ def _report(error: ValidationError, doc: SourceDoc, diags: Diagnostics) -> None:
         for key in sorted(k for k in error.instance if k not in known and not _matches_pattern_props(error.schema, k)):
             kp = pointer_of(parts + [key])
             kline, kcol = doc.locate_key(kp)
+            if len(parts) == 2 and parts[0] == "models" and key in OPERATING_SETTINGS and doc.data.get("kind") == "edition":
+                diags.error("LRC2010", f"'{key}' is an operating setting, not part of an edition: it moves to a run profile",
+                            path=doc.path, line=kline, column=kcol, pointer=kp,
+                            hint=operating_hint(error.instance.get("id"), key, error.instance[key], doc.data.get("id")))
+                continue
             if len(parts) == 2 and parts[0] == "models" and PER_MODEL_PROMPT.search(key):
                 diags.error("LRC6105", f"model-specific prompt '{key}' is not allowed: prompts are identical across models", path=doc.path,
                             line=kline, column=kcol, pointer=kp,

@@ -149,7 +149,7 @@ def render_messages(workload: dict[str, Any], system: str, item, model: dict[str
 # -- execution ------------------------------------------------------------------------------
 
 async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, list], modules: dict[str, ModuleType],
-                   journal, progress: bool, settings) -> Any:
+                   journal, progress: bool, settings, endpoint=None) -> Any:
     """Run every pending run; the infrastructure figures (`infra.InfraStats`) come back."""
     from lrc.runtime.models import adapter, infra
     from lrc.runtime.models.reference import CURRENT, ReferenceContext
@@ -163,7 +163,10 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
         bar = tqdm(total=len(runs), initial=len(runs) - len(pending), desc="runs", unit="run", file=sys.stderr,
                    disable=None, dynamic_ncols=True)
     stats = infra.InfraStats()
-    lanes = {m: infra.ModelLane(m, entry, settings, stats, on_stop=lambda _m, text: _announce(bar, f"lrc execute: {text}"))
+    # A stopped model is reported once, at the end (`run`); while a progress bar is on
+    # screen it is also said at once, above the bar, so a stalled bar is explained.
+    lanes = {m: infra.ModelLane(m, entry, settings, stats, on_stop=lambda _m, text: _announce_live(bar, f"lrc execute: {text}"),
+                                endpoint=endpoint(m) if endpoint is not None else None)
              for m, entry in plan["models"].items()}
     # A call holds one of these from before it is sent until its journal line is fsync'd, so
     # at most the model's concurrency of paid calls are ever unacknowledged: a kill repays at
@@ -275,6 +278,12 @@ async def _show_infra(bar, stats) -> None:
     while True:
         bar.set_postfix_str(stats.postfix())
         await asyncio.sleep(0.5)
+
+
+def _announce_live(bar, message: str) -> None:
+    """A message for the operator watching the progress bar (nothing without one)."""
+    if bar is not None and not bar.disable:
+        bar.write(message, file=sys.stderr)
 
 
 def _announce(bar, message: str) -> None:
@@ -436,6 +445,10 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
     seed_file, progress = options.seed_file, options.progress
     lock = load_verified(lock_path)
     plan = lock["plan"]
+    unknown = options.unknown_models(plan["models"])
+    if unknown:
+        raise Aborted(f"the run profile or a flag sets model(s) the plan does not run: {', '.join(unknown)} "
+                      f"(it runs: {', '.join(sorted(plan['models']))}); nothing was run")
     seed = resolve_seed(plan, seed_file)
     if (out / STAMP).is_file():
         with _OutLock(out):
@@ -448,7 +461,7 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
             print(summary.where)
             return _finish("lrc execute", summary)
     used_models = [dict(m) for m in plan["models"].values()]
-    missing = adapter.missing_credentials(used_models)
+    missing = adapter.missing_credentials(used_models, options.endpoint)
     if missing:
         lines = [f"{model}: set {' and '.join(names)}" for model, names in missing]
         raise Aborted("missing API credentials, nothing was called:\n  " + "\n  ".join(lines))
@@ -473,7 +486,11 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
             done = sum(1 for r in runs if r.key in journal.runs)
             if done:
                 _say(f"resuming: {done} of {len(runs)} runs already journaled; they are not repeated")
-            stats = asyncio.run(_execute(plan, runs, items, modules, journal, progress, settings))
+            if any(r.key not in journal.runs for r in runs):
+                # How this execute is operated, once, before the first run it journals (an
+                # execute with nothing to do leaves the journal as it was).
+                journal.append({"type": "session", "operation": options.operation(plan["models"])})
+            stats = asyncio.run(_execute(plan, runs, items, modules, journal, progress, settings, options.endpoint))
         except JournalWriteError as exc:
             kept = len(journal.runs)
             raise Unusable(f"{exc}; the {kept} run(s) journaled so far are kept. "
@@ -489,8 +506,7 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
     print(summary.card, end="")
     print(summary.where)
     for model, reason in sorted(stats.stopped.items()):
-        endpoint = plan["models"][model].get("api_base") or "its provider's default endpoint"
-        _say(f"lrc execute: {model} ({endpoint}) was stopped: {reason}")
+        _say(f"lrc execute: {model} ({options.endpoint(model).where(model)}) was stopped: {reason}")
     if summary.incomplete:
         _say(f"lrc execute: {summary.incomplete} run(s) were excluded after infrastructure failures "
              f"({stats.describe_exclusions()}); "

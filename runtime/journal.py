@@ -33,6 +33,10 @@ done (the progress bar, the resume count). The guarantee:
   gone.
 
 `append` is the synchronous form (a batch of one, written and fsync'd before it returns).
+
+An execute that runs anything first journals one "session" record: how it was operated (run
+profile, flags, LRC_* variables, defaults); the runs journaled after it were made under those
+settings.
 """
 
 from __future__ import annotations
@@ -84,6 +88,8 @@ class Journal:
         self.runs: dict[str, dict[str, Any]] = {}
         self.exhausted: dict[str, dict[str, Any]] = {}  # runs whose latest state is "infra retries exhausted"
         self.exhaustions: dict[str, list[dict[str, Any]]] = {}  # every exhaustion ever journaled, per run
+        self.sessions: list[dict[str, Any]] = []  # one "session" record per execute that journaled something, in order
+        self.run_session: dict[str, int] = {}  # run -> index in `sessions` of the execute that journaled it
         self.truncated_tail = False
         self._fd: int | None = None
         self._size = 0
@@ -169,6 +175,10 @@ class Journal:
         elif kind == "run":
             self.runs[rec["run"]] = rec
             self.exhausted.pop(rec["run"], None)
+            if self.sessions:
+                self.run_session[rec["run"]] = len(self.sessions) - 1
+        elif kind == "session":  # how an execute was operated: it applies to the records after it
+            self.sessions.append(rec)
         elif kind == "infra_exhausted":
             self.exhaustions.setdefault(rec["run"], []).append(rec)
             if rec["run"] not in self.runs:

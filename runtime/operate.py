@@ -14,11 +14,13 @@ loaded and validated by the compiler's diagnostics) build it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import os
+from dataclasses import dataclass, field, fields
 from decimal import Decimal
 from pathlib import Path
+from typing import Any, Mapping
 
-from lrc.runtime.models.infra import InfraSettings
+from lrc.runtime.models.infra import ENV, InfraSettings, parse_setting
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,15 @@ class ModelEndpoint:
     api_base: str | None = None  # None: the provider's default endpoint
     api_key_env: str | None = None  # None: litellm's default variable for the provider
     max_concurrency: int = 4
+
+    def where(self, model_id: str) -> str:
+        """The endpoint, as messages name it."""
+        return self.api_base or f"the {model_id.split('/', 1)[0]} provider's default endpoint"
+
+
+#: Where an effective setting came from, strongest first.
+SOURCES = ("flag", "profile", "env", "default")
+ENDPOINT_FIELDS = ("api_base", "api_key_env", "max_concurrency")
 
 
 @dataclass(frozen=True)
@@ -46,9 +57,27 @@ class RunOptions:
     seed_file: Path | None = None
     progress: bool = True
     profile_path: Path | None = None  # the run profile these settings came from, if any
+    sources: dict[str, str] = field(default_factory=dict)  # "max_attempts" | "models/<id>/<field>" -> flag|profile|env
 
     def endpoint(self, model_id: str) -> ModelEndpoint:
         return self.endpoints.get(model_id, ModelEndpoint())
+
+    def unknown_models(self, plan_models: Any) -> list[str]:
+        """Models the profile or a flag sets that the plan does not run (an error: nothing is run)."""
+        return sorted(m for m in self.endpoints if m not in plan_models)
+
+    def operation(self, plan_models: Any) -> dict[str, Any]:
+        """The effective operating settings of this execute, each with its source (flag,
+        profile, env, default): journaled once per execute, written into every run manifest
+        and summary.json under `operation`. Only a key variable's NAME is ever in it."""
+        settings = {f.name: {"value": getattr(self.settings, f.name), "source": self.sources.get(f.name, "default")}
+                    for f in fields(InfraSettings)}
+        models = {}
+        for model in sorted(plan_models):
+            endpoint = self.endpoint(model)
+            models[model] = {name: {"value": getattr(endpoint, name), "source": self.sources.get(f"models/{model}/{name}", "default")}
+                             for name in ENDPOINT_FIELDS}
+        return {"profile": None if self.profile_path is None else str(self.profile_path), "settings": settings, "models": models}
 
     @property
     def partial(self) -> bool:
@@ -61,14 +90,60 @@ class OptionsError(ValueError):
     """An operating setting or flag that cannot be used (unknown model, bad number): exit 1, nothing run."""
 
 
-def from_request(request: dict | None = None) -> RunOptions:
+def from_request(request: dict | None = None, env: Mapping[str, str] | None = None) -> RunOptions:
     """The options of one execute from the command line's request: `request` holds the parsed
-    flags by name (`seed_file`, `progress`, ...) and, under `profile`, a run profile already
-    validated against `schemas/run-profile.schema.json` by the caller. Precedence: flags, then
-    the profile, then the `LRC_*` environment variables, then the documented defaults."""
+    flags by name (`seed_file`, `progress`, ...), under `profile` a run profile already
+    validated against `schemas/run-profile.schema.json` by the caller (plain data), and under
+    `endpoint_flags` the per-model flags as `{setting: {model: value}}`. Precedence, per
+    setting: flags, then the profile, then the `LRC_*` environment variables, then the
+    documented defaults. Every value is checked again here (the runtime trusts no caller)."""
     request = dict(request or {})
+    env = os.environ if env is None else env
+    profile = request.get("profile") or {}
+    if not isinstance(profile, dict):
+        raise OptionsError("the run profile is not a mapping")
+    sources: dict[str, str] = {}
+    values: dict[str, Any] = {}
     try:
-        settings = InfraSettings.from_env()
+        for f in fields(InfraSettings):
+            name, var = f.name, ENV[f.name]
+            if profile.get(name) is not None:
+                values[name], sources[name] = parse_setting(name, profile[name], f"{name} (run profile)"), "profile"
+            elif (env.get(var) or "").strip():
+                values[name], sources[name] = parse_setting(name, env[var], var), "env"
+        settings = InfraSettings(**values)
     except ValueError as exc:
         raise OptionsError(f"bad setting: {exc}") from exc
-    return RunOptions(settings=settings, seed_file=request.get("seed_file"), progress=request.get("progress", True))
+    per_model: dict[str, dict[str, Any]] = {}
+    for model, entry in sorted((profile.get("models") or {}).items()):
+        if not isinstance(entry, dict):
+            raise OptionsError(f"run profile: models.{model} is not a mapping")
+        for name, value in entry.items():
+            if name not in ENDPOINT_FIELDS:
+                raise OptionsError(f"run profile: models.{model}.{name} is not an operating setting")
+            per_model.setdefault(model, {})[name] = value
+            sources[f"models/{model}/{name}"] = "profile"
+    for name, by_model in sorted((request.get("endpoint_flags") or {}).items()):
+        if name not in ENDPOINT_FIELDS:
+            raise OptionsError(f"unknown per-model flag setting {name!r}")
+        for model, value in by_model.items():
+            per_model.setdefault(model, {})[name] = value
+            sources[f"models/{model}/{name}"] = "flag"
+    endpoints = {model: _endpoint(model, entry) for model, entry in per_model.items()}
+    profile_path = request.get("profile_path")
+    return RunOptions(settings=settings, endpoints=endpoints, seed_file=request.get("seed_file"),
+                      progress=request.get("progress", True), profile_path=Path(profile_path) if profile_path else None,
+                      sources=sources)
+
+
+def _endpoint(model: str, entry: dict[str, Any]) -> ModelEndpoint:
+    import re
+
+    base, key_env, limit = entry.get("api_base"), entry.get("api_key_env"), entry.get("max_concurrency", 4)
+    if base is not None and (not isinstance(base, str) or not re.match(r"https?://\S+$", base)):
+        raise OptionsError(f"{model}: api_base must be an http:// or https:// URL")
+    if key_env is not None and (not isinstance(key_env, str) or not re.fullmatch(r"[A-Z_][A-Z0-9_]*", key_env)):
+        raise OptionsError(f"{model}: api_key_env must be an environment variable NAME (the value is not shown)")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1024:
+        raise OptionsError(f"{model}: max_concurrency must be a whole number from 1 to 1024, not {limit!r}")
+    return ModelEndpoint(api_base=base, api_key_env=key_env, max_concurrency=limit)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.project import REPO, build_project, journal_records, lrc_env, read_cells, run_lrc, tree
+from helpers.project import REPO, build_project, journal_records, lrc_env, read_cells, run_lrc, tree, with_profile
 from helpers.stub_server import StubServer
 from lrc.runtime import journal as journal_module
 from lrc.runtime.journal import Journal
@@ -200,7 +200,7 @@ def test_disk_full_during_a_journal_write_is_exit_6_loses_nothing_and_resumes(lo
     out = tmp_path / "out"
     stub.reset()
     script = _FAIL_WRITES.format(after=after, errno_name=errno_name)
-    res = subprocess.run([sys.executable, "-c", script, "execute", str(lock), "--out", str(out), "--no-progress"],
+    res = subprocess.run([sys.executable, "-c", script, *with_profile(["execute", lock, "--out", out, "--no-progress"])],
                          env=lrc_env(KEY), cwd=REPO, capture_output=True, text=True, timeout=900)
     clear(res, 6, "run the same command again")
     assert os.strerror(getattr(__import__("errno"), errno_name)) in res.stderr

@@ -19,7 +19,8 @@ from types import SimpleNamespace
 import pytest
 
 from lrc.runtime.models import adapter, infra
-from lrc.runtime.models.infra import RATE, SERVER, TIMEOUT, AdaptiveLimiter, InfraSettings, InfraStats, ModelLane
+from lrc.runtime.models.infra import CONNECT, RATE, SERVER, TIMEOUT, AdaptiveLimiter, InfraSettings, InfraStats, ModelLane
+from lrc.runtime.operate import ModelEndpoint
 
 NOW = datetime(2026, 12, 1, 12, 0, 0, tzinfo=timezone.utc)
 
@@ -44,7 +45,7 @@ def test_failure_classes(status, rate, timed_out, expected):
 
 def test_a_5xx_never_cuts_concurrency_but_a_429_does():
     stats = InfraStats()
-    lane = ModelLane("m/x", {"max_concurrency": 8}, InfraSettings(), stats)
+    lane = ModelLane("m/x", {}, InfraSettings(), stats, endpoint=ModelEndpoint(max_concurrency=8))
     for status in (500, 502, 503, None):
         lane.failed(infra.failure_class(status, False, False), time.monotonic(), 1.0)
     assert lane.limiter.limit == 8 and stats.server_errors == 4 and stats.retries == 4
@@ -197,7 +198,8 @@ def test_bad_settings_name_their_variable(var, value):
 
 # -- deadlines and stopping, through adapter.complete with a fake provider ------------------------
 
-MODEL = {"id": "openai/fake", "api_base": "http://fake.invalid/v1", "price": {}}
+MODEL = {"id": "openai/fake", "price": {}}
+ENDPOINT = "http://fake.invalid/v1"
 
 
 @pytest.fixture
@@ -225,8 +227,9 @@ async def _hang(kwargs):
 
 
 def _lane(settings: InfraSettings, stops: list | None = None, concurrency: int = 4) -> ModelLane:
-    return ModelLane(MODEL["id"], {**MODEL, "max_concurrency": concurrency}, settings, InfraStats(),
-                     on_stop=(lambda m, text: stops.append(text)) if stops is not None else None)
+    return ModelLane(MODEL["id"], MODEL, settings, InfraStats(),
+                     on_stop=(lambda m, text: stops.append(text)) if stops is not None else None,
+                     endpoint=ModelEndpoint(api_base=ENDPOINT, max_concurrency=concurrency))
 
 
 def test_a_hung_call_is_cut_at_the_run_deadline(fake_provider):
@@ -326,7 +329,7 @@ def test_the_model_deadline_stops_it(fake_provider):
 
 def test_the_progress_postfix_shows_retries_exclusions_waiting_and_concurrency():
     stats = InfraStats()
-    lanes = [ModelLane(f"m/{i}", {"max_concurrency": 4}, InfraSettings(), stats) for i in range(2)]
+    lanes = [ModelLane(f"m/{i}", {}, InfraSettings(), stats, endpoint=ModelEndpoint(max_concurrency=4)) for i in range(2)]
     assert stats.postfix() == "retries=0 excluded=0 backoff=0s"
     lanes[0].failed(RATE, time.monotonic(), 1.0)
     lanes[1].failed(SERVER, time.monotonic(), 1.0)
@@ -350,3 +353,119 @@ def test_reference_models_run_in_process_without_deadlines_or_stops():
     ref.failed(TIMEOUT, time.monotonic(), 300)
     remote.failed(TIMEOUT, time.monotonic(), 0.1)
     assert ref.stop_reason is None and remote.stop_reason is not None
+
+
+# -- an endpoint nothing answers at -----------------------------------------------------------
+
+def _refused(fake_provider, cause: BaseException):
+    """A provider whose every call fails the way litellm reports a connection that could not be
+    made: an InternalServerError (status 500) whose cause chain holds the transport's error."""
+    async def behaviour(kwargs):
+        try:
+            raise cause
+        except BaseException as exc:
+            raise fake_provider.exceptions.InternalServerError("Connection error.", llm_provider="openai", model="x") from exc
+    return behaviour
+
+
+class ConnectError(Exception):  # the name httpx's transport error has
+    pass
+
+
+CONNECTION_FAILURES = {
+    "refused": ConnectionRefusedError(111, "Connect call failed ('127.0.0.1', 9)"),
+    "dns": __import__("socket").gaierror(-2, "Name or service not known"),
+    "unreachable": OSError(__import__("errno").ENETUNREACH, "Network is unreachable"),
+    "httpx-connect-error": ConnectError("All connection attempts failed"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CONNECTION_FAILURES))
+def test_an_unreachable_endpoint_stops_the_model_after_a_short_streak(fake_provider, case):
+    fake_provider.behaviour = _refused(fake_provider, CONNECTION_FAILURES[case])
+    settings = InfraSettings(stop_after_connection_failures=4, retry_base_seconds=0.001, retry_max_seconds=0.005)
+    stops: list[str] = []
+
+    async def main():
+        lane = _lane(settings, stops, concurrency=8)
+        calls = [adapter.complete(MODEL, [{"role": "user", "content": str(i)}], None, 300, lane) for i in range(200)]
+        started = time.monotonic()
+        results = await asyncio.gather(*calls, return_exceptions=True)
+        return time.monotonic() - started, results, lane
+
+    elapsed, results, lane = asyncio.run(main())
+    assert all(isinstance(r, adapter.InfraExhausted) for r in results), results[:3]
+    assert sum(isinstance(r, adapter.InfraStopped) and r.reason == "model-stopped" for r in results) >= 150
+    assert len(stops) == 1, stops
+    assert ENDPOINT in stops[0] and "failed to connect" in stops[0] and "last 4 attempts" in stops[0]
+    assert str(CONNECTION_FAILURES[case]).split("]")[-1].strip()[:20] in stops[0]  # the error itself is named
+    assert lane.consecutive_connection_failures >= 4 and lane.stats.connection_failures >= 4
+    # 200 calls of 8 attempts each would be 1,600 attempts; a stopped model sends nothing more.
+    assert fake_provider.calls <= 4 + 8 and elapsed < 5.0  # the streak plus what was in flight
+
+
+@pytest.mark.parametrize("other", ["500", "429", "timeout", "connect-timeout"])
+def test_other_failures_never_count_as_unreachable(fake_provider, other):
+    ex = fake_provider.exceptions
+
+    async def behaviour(kwargs):
+        if other == "500":
+            raise ex.InternalServerError("boom", llm_provider="openai", model="x")
+        if other == "429":
+            raise ex.RateLimitError("slow down", llm_provider="openai", model="x")
+        if other == "timeout":
+            raise ex.Timeout("timed out", model="x", llm_provider="openai")
+        try:  # a connect *timeout* is a timeout (its own rule), even with a connection error around it
+            raise TimeoutError("connect timed out")
+        except TimeoutError as exc:
+            raise ex.APIConnectionError("Connection error.", llm_provider="openai", model="x") from exc
+
+    fake_provider.behaviour = behaviour
+    settings = InfraSettings(max_attempts=6, stop_after_connection_failures=2, stop_after_timeouts=100,
+                             retry_base_seconds=0.001, retry_max_seconds=0.002, retry_after_max_seconds=0.002)
+    lane = _lane(settings)
+    with pytest.raises(adapter.InfraExhausted) as info:
+        asyncio.run(adapter.complete(MODEL, [], None, 300, lane))
+    assert not isinstance(info.value, adapter.InfraStopped)
+    assert lane.stop_reason is None and lane.stats.connection_failures == 0 and fake_provider.calls == 6
+
+
+def test_a_success_resets_the_connection_streak():
+    lane = _lane(InfraSettings(stop_after_connection_failures=3))
+    for _ in range(4):
+        lane.failed(CONNECT, time.monotonic(), 1.0, "refused")
+        lane.failed(CONNECT, time.monotonic(), 1.0, "refused")
+        lane.succeeded()
+    assert lane.stop_reason is None and lane.consecutive_connection_failures == 0
+    lane.failed(CONNECT, time.monotonic(), 1.0, "refused")
+    lane.failed(SERVER, time.monotonic(), 1.0)  # a 5xx neither counts nor resets
+    lane.failed(TIMEOUT, time.monotonic(), 1.0)  # nor does a timeout (its own rule)
+    lane.failed(CONNECT, time.monotonic(), 1.0, "refused")
+    assert lane.stop_reason is None
+    lane.failed(CONNECT, time.monotonic(), 1.0, "refused")
+    assert lane.stop_reason is not None and "refused" in lane.stop_reason and lane.stats.connection_failures == 8 + 3
+
+
+def test_an_embedded_reference_model_is_never_stopped_as_unreachable():
+    lane = ModelLane("lrc/baseline", {"reference": True}, InfraSettings(stop_after_connection_failures=1), InfraStats())
+    for _ in range(5):
+        lane.failed(CONNECT, time.monotonic(), 1.0, "refused")
+    assert lane.stop_reason is None
+
+
+def test_the_unreachable_classifier_reads_the_cause_chain():
+    def chained(*excs):
+        top = None
+        for exc in reversed(excs):
+            if top is not None:
+                exc.__cause__ = top
+            top = exc
+        return top
+
+    assert adapter.unreachable(chained(RuntimeError("Connection error."), ConnectionRefusedError(111, "refused"))) == "[Errno 111] refused"
+    assert adapter.unreachable(chained(RuntimeError("x"), ConnectionResetError(104, "reset by peer"))) is None  # dropped, not refused
+    assert adapter.unreachable(RuntimeError("Internal Server Error")) is None
+    assert adapter.unreachable(chained(RuntimeError("x"), ConnectionRefusedError(111, "r"), TimeoutError("t"))) is None
+    assert infra.failure_class(500, False, False, True) == CONNECT
+    assert infra.failure_class(429, False, False, True) == RATE
+    assert infra.failure_class(None, False, True, True) == TIMEOUT

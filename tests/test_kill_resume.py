@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.project import LRC, REPO, STUB_MODEL, build_project, journal_records, lrc_env, run_lrc, tree
+from helpers.project import LRC, REPO, STUB_MODEL, build_project, journal_records, lrc_env, run_lrc, tree, with_profile
 from helpers.stub_server import Record, StubServer
 
 pytestmark = pytest.mark.slow  # an uninterrupted reference run plus killed and resumed runs, with a per-request delay
@@ -69,7 +69,7 @@ def kill_when(server: StubServer, lock: Path, out: Path, seen: int, log: Path) -
     """Start `lrc execute`, SIGKILL it once the server has received `seen` requests in total."""
     first = server.count
     with open(log, "w") as fh:
-        proc = subprocess.Popen([*LRC, "execute", str(lock), "--out", str(out)], env=lrc_env(KEY), cwd=REPO,
+        proc = subprocess.Popen([*LRC, *with_profile(["execute", lock, "--out", out])], env=lrc_env(KEY), cwd=REPO,
                                 stdout=fh, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 120

@@ -162,10 +162,12 @@ def adapter_env():
 def _complete(stub: StubServer):
     from lrc.runtime.models import adapter
 
-    model = {"id": STUB_MODEL, "api_base": stub.api_base, "api_key_env": "LRC_TEST_ADAPTER_KEY", "price": {"input": "1", "output": "1"}}
     from lrc.runtime.models import infra
+    from lrc.runtime.operate import ModelEndpoint
 
-    lane = infra.ModelLane(model["id"], {**model, "max_concurrency": 1}, infra.InfraSettings.from_env(), infra.InfraStats())
+    model = {"id": STUB_MODEL, "price": {"input": "1", "output": "1"}}
+    endpoint = ModelEndpoint(api_base=stub.api_base, api_key_env="LRC_TEST_ADAPTER_KEY", max_concurrency=1)
+    lane = infra.ModelLane(model["id"], model, infra.InfraSettings.from_env(), infra.InfraStats(), endpoint=endpoint)
     return asyncio.run(adapter.complete(model, [{"role": "user", "content": "AP-B01"}], TOOLS, 30, lane))
 
 

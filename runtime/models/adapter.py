@@ -13,10 +13,11 @@ call is retried, how many run at once, and when a run or a model is given up are
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from lrc.runtime.models import infra
 from lrc.runtime.models.infra import AdaptiveLimiter, InfraSettings, ModelLane, RunBudget  # noqa: F401 - re-exported
@@ -162,6 +163,33 @@ def unreadable_response(exc: BaseException) -> bool:
         any(marker in str(e)[:2000] for e in chain for marker in _UNREADABLE_TEXT)
 
 
+_CONNECT_TYPES = frozenset({"ConnectError", "ClientConnectorError", "ClientConnectorDNSError", "ClientConnectorSSLError",
+                            "ClientConnectorCertificateError", "ConnectionRefusedError", "gaierror"})
+_CONNECT_ERRNOS = frozenset(getattr(errno, n) for n in ("ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL", "EHOSTDOWN")
+                            if hasattr(errno, n))
+
+
+def unreachable(exc: BaseException | None) -> str | None:
+    """Why no connection could be made at all (refused, unknown host, unreachable network),
+    from the exception's cause chain; None for anything else -- a 5xx, a 429, a timeout
+    (connect timeouts included: they have their own rule) or a connection dropped mid-answer."""
+    chain: list[BaseException] = []
+    seen: set[int] = set()
+    current = exc
+    while current is not None and id(current) not in seen and len(chain) < 32:
+        seen.add(id(current))
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    if any(isinstance(e, (TimeoutError, asyncio.TimeoutError)) or "Timeout" in type(e).__name__ for e in chain):
+        return None
+    found = [e for e in chain if type(e).__name__ in _CONNECT_TYPES
+             or (isinstance(e, OSError) and getattr(e, "errno", None) in _CONNECT_ERRNOS)]
+    if not found:
+        return None
+    detail = str(found[-1]) or type(found[-1]).__name__  # the innermost cause words it best
+    return " ".join(detail.split())[:200]
+
+
 class InfraStopped(InfraExhausted):
     """A call given up before its retries ran out: its run's deadline passed, or its model was
     stopped (hung, or past its deadline). The run is excluded like an exhausted one."""
@@ -252,10 +280,11 @@ async def complete(
     if tools:
         kwargs["tools"] = tools
         kwargs["tool_choice"] = "auto"
-    if model.get("api_base"):
-        kwargs["api_base"] = model["api_base"]
-    if model.get("api_key_env"):
-        kwargs["api_key"] = os.environ.get(model["api_key_env"], "")
+    endpoint = lane.config  # how the model is reached: the execute's options, never the lock
+    if endpoint.api_base:
+        kwargs["api_base"] = endpoint.api_base
+    if endpoint.api_key_env:
+        kwargs["api_key"] = os.environ.get(endpoint.api_key_env, "")
     failures: list[InfraFailure] = []
     queued = 0.0
     for attempt in range(1, settings.max_attempts + 1):
@@ -291,7 +320,9 @@ async def complete(
                     raise ConfigError(f"{model['id']}: {failure.kind}: {failure.message}") from exc
                 timed_out = _is_timeout(exc, litellm)
             failures.append(failure)
-            lane.failed(infra.failure_class(failure.status, rate_limited, timed_out), started, attempt_timeout)
+            refused = None if timed_out or rate_limited else unreachable(exc)
+            lane.failed(infra.failure_class(failure.status, rate_limited, timed_out, refused is not None), started,
+                        attempt_timeout, refused or "")
             if attempt == settings.max_attempts:
                 raise InfraExhausted(failures) from exc
             await _backoff(infra.retry_wait(attempt, _retry_after(exc), settings, lane.rng), lane, budget, failures)
@@ -338,7 +369,7 @@ def _attempt_timeout(timeout: float, lane: ModelLane, budget: RunBudget, failure
     left = budget.remaining()
     if left <= 0:
         raise InfraStopped("run-deadline", f"the run's deadline of {budget.seconds:g}s passed "
-                           f"(LRC_RUN_DEADLINE_SECONDS)", failures)
+                           f"(run_deadline_seconds, LRC_RUN_DEADLINE_SECONDS)", failures)
     return max(0.001, min(timeout, left, lane.model_remaining()))
 
 
@@ -372,10 +403,10 @@ async def _backoff(wait: float, lane: ModelLane, budget: RunBudget, failures: li
     if wait >= budget.remaining():
         budget.spend(budget.remaining())
         raise InfraStopped("run-deadline", f"the run's deadline of {budget.seconds:g}s would pass before its next "
-                           f"retry (LRC_RUN_DEADLINE_SECONDS)", failures)
+                           f"retry (run_deadline_seconds, LRC_RUN_DEADLINE_SECONDS)", failures)
     if wait >= lane.model_remaining():
         lane.stop(f"its deadline of {lane.settings.model_deadline_seconds:g}s for this execute would pass before "
-                  f"the next retry (LRC_MODEL_DEADLINE_SECONDS)")
+                  f"the next retry (model_deadline_seconds, LRC_MODEL_DEADLINE_SECONDS)")
     _raise_if_stopped(lane, failures)
     lane.stats.waited_seconds += wait
     budget.spend(wait)
@@ -405,18 +436,20 @@ def _retry_after(exc: Exception | None) -> float | None:
     return None
 
 
-def missing_credentials(models: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
-    """(model, missing environment variables) for every real model without its key."""
+def missing_credentials(models: list[dict[str, Any]], endpoint: Callable[[str], Any]) -> list[tuple[str, list[str]]]:
+    """(model, missing environment variables) for every real model without its key;
+    `endpoint(model_id)` is how the execute reaches it (`RunOptions.endpoint`)."""
     missing: list[tuple[str, list[str]]] = []
     real = [m for m in models if not m.get("reference")]
     for model in real:
-        if model.get("api_key_env"):
-            if not os.environ.get(model["api_key_env"]):
-                missing.append((model["id"], [model["api_key_env"]]))
+        config = endpoint(model["id"])
+        if config.api_key_env:
+            if not os.environ.get(config.api_key_env):
+                missing.append((model["id"], [config.api_key_env]))
             continue
         litellm = load_litellm()  # only to ask litellm which variables its provider reads
         try:
-            env = litellm.validate_environment(model=model["id"], api_base=model.get("api_base"))
+            env = litellm.validate_environment(model=model["id"], api_base=config.api_base)
         except Exception:  # noqa: BLE001 - an unknown provider is reported as such
             missing.append((model["id"], ["<litellm does not know this provider>"]))
             continue

@@ -4,12 +4,15 @@ Everything here decides *when* a request is sent, never *what* is sent or what i
 means, so none of it can change a result: a retried call sends the same request, and only
 an answered call is journaled. Wall-clock randomness (the backoff jitter) is therefore fine.
 
-- `InfraSettings`: the operating settings, read once per `lrc execute` (`from_env`), with
-  documented defaults. (A later issue moves them into a run profile; keep them here.)
+- `InfraSettings`: the operating settings of one `lrc execute`, with documented defaults;
+  `operate.from_request` fills them from flags, the run profile and the `LRC_*` variables.
 - Failure classes: a 429 says "slow down" (it cuts the model's concurrency and honours
   `Retry-After`); a 5xx or a dropped connection says nothing about rate (retried with
   backoff, concurrency untouched); a timeout is retried too, but a model whose calls all
-  time out is stopped (`ModelLane.timed_out`).
+  time out is stopped (`stop_after_timeouts`); a connection that cannot be made at all
+  (refused, unknown host, unreachable network) is retried too, but a model whose last
+  `stop_after_connection_failures` attempts all failed to connect is stopped with one
+  message: nothing listens at its endpoint, and retrying every run would cost minutes.
 - Backoff is "full jitter" (uniform in [0, min(cap, base·2^(n-1))]), so retries of a storm
   spread out instead of arriving together. A `Retry-After` (seconds or HTTP-date) is a floor,
   capped at `retry_after_max_seconds`, plus up to 10% jitter.
@@ -33,7 +36,10 @@ import random
 import time
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+if TYPE_CHECKING:
+    from lrc.runtime.operate import ModelEndpoint
 
 # -- settings ---------------------------------------------------------------------------------
 
@@ -50,30 +56,18 @@ class InfraSettings:
     run_deadline_seconds: float = 1800.0  # a run's calls and backoffs together, then excluded
     model_deadline_seconds: float = 8 * 3600.0  # a model's wall time in one execute, then stopped
     stop_after_timeouts: int = 6  # consecutive timed-out calls (no success between) stop a model
+    stop_after_connection_failures: int = 8  # consecutive failures to connect (no success between) stop a model
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "InfraSettings":
         """The defaults, overridden by the `LRC_*` variables of `ENV` (a bad value raises ValueError)."""
         env = os.environ if env is None else env
         values: dict[str, Any] = {}
-        types = {f.name: f.type for f in fields(cls)}
         for name, var in ENV.items():
             raw = env.get(var)
             if raw is None or raw.strip() == "":
                 continue
-            try:
-                number = float(raw)
-            except ValueError:
-                raise ValueError(f"{var}={raw!r} is not a number") from None
-            if not math.isfinite(number) or number < 0:
-                raise ValueError(f"{var}={raw!r} must be a finite number >= 0")
-            if types[name] == "int":
-                if number != int(number) or number < 1:
-                    raise ValueError(f"{var}={raw!r} must be a whole number >= 1")
-                number = int(number)
-            elif name in _POSITIVE and number <= 0:
-                raise ValueError(f"{var}={raw!r} must be > 0")
-            values[name] = number
+            values[name] = parse_setting(name, raw, var)
         return cls(**values)
 
     def call_timeout(self, locked: float) -> float:
@@ -81,7 +75,30 @@ class InfraSettings:
         return locked if self.request_timeout_seconds is None else min(locked, self.request_timeout_seconds)
 
 
-#: The environment variable of each setting (documented in the README, "Execute").
+def parse_setting(name: str, raw: Any, label: str) -> int | float:
+    """One setting's value from a variable's text or a profile's number, checked (ValueError
+    naming `label` otherwise): whole numbers >= 1 for counts, finite numbers >= 0 for
+    seconds (> 0 for the timeout and the deadlines)."""
+    if isinstance(raw, bool):
+        raise ValueError(f"{label}={raw!r} is not a number")
+    try:
+        number = float(raw)
+    except (TypeError, ValueError):
+        raise ValueError(f"{label}={raw!r} is not a number") from None
+    if not math.isfinite(number) or number < 0:
+        raise ValueError(f"{label}={raw!r} must be a finite number >= 0")
+    if _TYPES[name] == "int":
+        if number != int(number) or number < 1:
+            raise ValueError(f"{label}={raw!r} must be a whole number >= 1")
+        return int(number)
+    if name in _POSITIVE and number <= 0:
+        raise ValueError(f"{label}={raw!r} must be > 0")
+    return number
+
+
+_TYPES = {f.name: f.type for f in fields(InfraSettings)}
+
+#: The environment variable of each setting (the fallback below a run profile; README, "Run profile").
 ENV = {
     "max_attempts": "LRC_MAX_ATTEMPTS",
     "retry_base_seconds": "LRC_RETRY_BASE_SECONDS",
@@ -91,20 +108,24 @@ ENV = {
     "run_deadline_seconds": "LRC_RUN_DEADLINE_SECONDS",
     "model_deadline_seconds": "LRC_MODEL_DEADLINE_SECONDS",
     "stop_after_timeouts": "LRC_STOP_AFTER_TIMEOUTS",
+    "stop_after_connection_failures": "LRC_STOP_AFTER_CONNECTION_FAILURES",
 }
 _POSITIVE = {"request_timeout_seconds", "run_deadline_seconds", "model_deadline_seconds"}
 
 # -- failure classes and waits -------------------------------------------------------------
 
-RATE, SERVER, TIMEOUT = "rate", "server", "timeout"
+RATE, SERVER, TIMEOUT, CONNECT = "rate", "server", "timeout", "connect"
 
 
-def failure_class(status: int | None, rate_limited: bool, timed_out: bool) -> str:
-    """rate (429: slow down) | timeout (no answer in time) | server (5xx, dropped connection)."""
+def failure_class(status: int | None, rate_limited: bool, timed_out: bool, unreachable: bool = False) -> str:
+    """rate (429: slow down) | timeout (no answer in time) | connect (no connection could be
+    made: refused, unknown host, unreachable network) | server (5xx, dropped connection)."""
     if rate_limited or status == 429:
         return RATE
     if timed_out or status in (408, 504):
         return TIMEOUT
+    if unreachable:  # litellm reports a refused connection as a 500; the cause chain says otherwise
+        return CONNECT
     return SERVER
 
 
@@ -227,6 +248,7 @@ class InfraStats:
     rate_limited: int = 0
     server_errors: int = 0
     timeouts: int = 0
+    connection_failures: int = 0
     waited_seconds: float = 0.0  # total backoff slept (summed over calls, not wall time)
     excluded: int = 0
     exclusions: dict[str, int] = field(default_factory=dict)  # reason -> runs
@@ -257,18 +279,27 @@ class ModelLane:
     """One model's concurrency, deadline and health for one execute."""
 
     def __init__(self, model_id: str, entry: Mapping[str, Any], settings: InfraSettings, stats: InfraStats,
-                 on_stop: Callable[[str, str], None] | None = None, clock: Callable[[], float] = time.monotonic):
+                 on_stop: Callable[[str, str], None] | None = None, clock: Callable[[], float] = time.monotonic,
+                 endpoint: "ModelEndpoint | None" = None):
+        if endpoint is None:
+            from lrc.runtime.operate import ModelEndpoint
+
+            endpoint = ModelEndpoint()
         self.model_id = model_id
         # An embedded reference model runs in-process: it has no provider that could hang, so
         # the operator's request-timeout cap, the deadlines and the hung-provider stop do not
         # apply to it (on a loaded machine they would only exclude healthy runs).
         self.remote = not entry.get("reference")
-        self.endpoint = entry.get("api_base") or f"the {model_id.split('/', 1)[0]} provider's default endpoint"
+        # How the model is reached comes from the execute's options (run profile, flags), never
+        # from the lock: `entry` is the locked model entry (what is measured).
+        self.config = endpoint
+        self.endpoint = endpoint.where(model_id)
         self.settings = settings
         self.stats = stats
-        self.limiter = AdaptiveLimiter(entry.get("max_concurrency", 4), clock=clock)
+        self.limiter = AdaptiveLimiter(endpoint.max_concurrency, clock=clock)
         self.deadline: float | None = None  # set at the model's first call (not at start-up)
         self.consecutive_timeouts = 0
+        self.consecutive_connection_failures = 0
         self.stop_reason: str | None = None
         self.rng = random.Random()  # wall-clock seeded: timing only, never a result
         self._on_stop = on_stop
@@ -306,11 +337,24 @@ class ModelLane:
 
     def succeeded(self) -> None:
         self.consecutive_timeouts = 0
+        self.consecutive_connection_failures = 0
         self.limiter.succeeded()
 
-    def failed(self, kind: str, sent_at: float, timeout: float) -> None:
+    def failed(self, kind: str, sent_at: float, timeout: float, error: str = "") -> None:
         self.stats.retries += 1
-        if kind == RATE:
+        if kind == CONNECT:
+            # Every refusal counts, concurrent ones too: a refused connection is no slow or
+            # overloaded provider but nothing listening (or no such host), and a wave of them is
+            # exactly what must end in seconds. A server that restarts under a high concurrency
+            # may trip it too: the rerun resumes, and the setting can be raised.
+            self.stats.connection_failures += 1
+            self.consecutive_connection_failures += 1
+            n = self.settings.stop_after_connection_failures
+            if self.remote and self.consecutive_connection_failures >= n:
+                self.stop(f"nothing answers there: its last {n} attempts failed to connect ({error or 'connection failed'}) "
+                          f"and none succeeded in between. Check that the server runs and the model's api_base "
+                          f"(run profile or --api-base), then run the same command again to resume")
+        elif kind == RATE:
             self.stats.rate_limited += 1
             self.limiter.rate_limited(sent_at)
         elif kind == TIMEOUT:
@@ -329,4 +373,4 @@ class ModelLane:
     def check_deadline(self) -> None:
         if self.stop_reason is None and self.model_remaining() <= 0:
             self.stop(f"its deadline of {self.settings.model_deadline_seconds:g}s for this execute passed "
-                      f"(LRC_MODEL_DEADLINE_SECONDS)")
+                      f"(model_deadline_seconds, LRC_MODEL_DEADLINE_SECONDS)")

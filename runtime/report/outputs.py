@@ -31,7 +31,7 @@ from lrc.runtime.report import aggregate as agg
 from lrc.runtime.report.ratecard import rate_card_markdown
 
 COMPONENT_ID = "lrc.analysis"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 
 TRACE_FORMAT = 1
 
@@ -105,6 +105,34 @@ def _usage_total(calls: list[dict[str, Any]]) -> dict[str, int]:
     return total
 
 
+def operation_of(journal, run_key: str) -> dict[str, Any] | None:
+    """The operating settings of the execute that journaled `run_key` (None: journaled by an
+    lrc that did not record them)."""
+    index = getattr(journal, "run_session", {}).get(run_key)
+    return None if index is None else journal.sessions[index]["operation"]
+
+
+def operation_summary(journal) -> dict[str, Any]:
+    """summary.json's `operation`: every distinct set of operating settings this folder's
+    executes used, in the order first used, with the number of runs journaled under each.
+    Identical settings are listed once, so a killed and resumed execute reads like an
+    uninterrupted one. Kept apart from every result: set this key aside to compare results."""
+    distinct: list[dict[str, Any]] = []
+    keys: list[str] = []
+    counts: dict[int, int] = {}
+    for run_key, index in getattr(journal, "run_session", {}).items():
+        counts[index] = counts.get(index, 0) + 1
+    for index, session in enumerate(getattr(journal, "sessions", [])):
+        key = json.dumps(session["operation"], sort_keys=True)
+        if key not in keys:
+            keys.append(key)
+            distinct.append({"settings": session["operation"], "runs": 0})
+        distinct[keys.index(key)]["runs"] += counts.get(index, 0)
+    unrecorded = sum(1 for key in journal.runs if key not in getattr(journal, "run_session", {}))
+    return {"about": "how the runs were operated (run profile, flags, LRC_* variables, defaults); never part of a "
+                     "result or a digest", "sessions": distinct, "runs_without_record": unrecorded}
+
+
 def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dict[str, list], modules: dict[str, ModuleType],
               journal, out: Path) -> Summary:
     calls_by_run: dict[str, list[dict[str, Any]]] = {}
@@ -154,6 +182,8 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
             "code": {ref: plan["code"][ref]["fingerprint"] for ref in code_refs},
             "seed_commitment": plan["seed"]["commitment"],
             "software": versions,
+            # How the execute that made this run was operated (never part of a result).
+            "operation": operation_of(journal, spec.key),
         })
         _dump(folder / "trace.json", {
             "trace_format": TRACE_FORMAT,
@@ -184,6 +214,7 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
         "plan_digest": lock["root_digest"], "edition": plan["edition"]["ref"], "runs_planned": len(runs),
         "runs_graded": sum(1 for r in records if r["status"] == "graded"), "runs_incomplete": incomplete,
         "derived": json.loads(json.dumps(derived, default=str)), "calibration": calibration, "software": versions,
+        "operation": operation_summary(journal),
     })
     where = (f"\nOutputs in {out}:\n"
              f"  rate card       {out / 'rate-card.md'}\n"

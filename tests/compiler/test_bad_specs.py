@@ -77,6 +77,7 @@ META_FILES = {"expected.txt", "case.json", "README.md"}
 PRIMARY: dict[str, tuple[str, str, int | None, int | None]] = {
     "yaml-syntax-error": ("LRC1001", "specs/systems/single-shot.yaml", 5, 19),
     "duplicate-key": ("LRC1002", "specs/systems/single-shot.yaml", 13, 1),
+    "operating-setting-in-edition": ("LRC2010", "specs/editions/operated.yaml", 26, 5),
     "python-object-tag": ("LRC1003", "specs/systems/single-shot.yaml", 11, 17),
     "anchor-alias": ("LRC1004", "specs/editions/demo.yaml", 24, 15),
     "yaml-directive": ("LRC1005", "specs/systems/single-shot.yaml", 3, 1),

@@ -45,15 +45,36 @@ _ZERO_PRICE = """\
 _REFERENCE_ROLES = {"lrc/oracle": "infrastructure-check", "lrc/null": "floor-check", "lrc/baseline": "baseline"}
 
 
-def local_edition_yaml(api_base: str, n_per_cell: int = 15, max_concurrency: int = 4,
+PROFILE = "run-profile.yaml"
+"""The run profile `build_project` writes beside specs/: how the stub model is reached."""
+
+
+def local_profile_yaml(api_base: str, max_concurrency: int = 4, model: str = STUB_MODEL) -> str:
+    """A run profile that sends the stub model to `api_base`, with its key in KEY_ENV."""
+    return (
+        "# yaml-language-server: $schema=../schemas/run-profile.schema.json\n"
+        "kind: run-profile\n"
+        "models:\n"
+        f"  {model}:\n"
+        f"    api_base: {api_base}\n"
+        f"    api_key_env: {KEY_ENV}\n"
+        f"    max_concurrency: {max_concurrency}\n"
+    )
+
+
+def profile_of(lock: Path) -> Path:
+    """The run profile of the project `build_project` made for `lock`."""
+    return Path(lock).resolve().parents[2] / PROFILE
+
+
+def local_edition_yaml(api_base: str | None = None, n_per_cell: int = 15, max_concurrency: int | None = None,
                        reference_models: Sequence[str] = ("lrc/baseline",), edition_id: str = "local") -> str:
+    """The local edition. `api_base` and `max_concurrency` are accepted for old callers and
+    ignored: how the model is reached is a run profile's (`local_profile_yaml`), not the edition's."""
     models = [
         f"  - id: {STUB_MODEL}\n"
         f"    role: candidate\n"
         f"    sampling: {{temperature: 0}}\n"
-        f"    api_base: {api_base}\n"
-        f"    api_key_env: {KEY_ENV}\n"
-        f"    max_concurrency: {max_concurrency}\n"
     ]
     prices = [
         f"  {STUB_MODEL}:\n"
@@ -100,7 +121,9 @@ class CompileFailed(AssertionError):
 
 def build_project(root: Path, api_base: str, n_per_cell: int = 15, max_concurrency: int = 4,
                   reference_models: Sequence[str] = ("lrc/baseline",)) -> Path:
-    """Copy specs/ and schemas/ into `root`, add the local edition, compile; the local plan.lock path."""
+    """Copy specs/ and schemas/ into `root`, add the local edition, compile; the local plan.lock
+    path. The stub model's endpoint, key variable and concurrency go to `root/run-profile.yaml`
+    (`profile_of(lock)`), which `run_lrc("execute", lock, ...)` passes unless told otherwise."""
     from lrc.compiler.pipeline import compile_project
 
     root.mkdir(parents=True, exist_ok=True)
@@ -114,7 +137,8 @@ def build_project(root: Path, api_base: str, n_per_cell: int = 15, max_concurren
         # (a fresh ledger, never the repository's) states its own, smaller n.
         standard.write_text(text[:found.start(1)] + str(n_per_cell) + text[found.end(1):], encoding="utf-8")
     (root / "specs" / "editions" / "local.yaml").write_text(
-        local_edition_yaml(api_base, n_per_cell, max_concurrency, reference_models), encoding="utf-8")
+        local_edition_yaml(None, n_per_cell, None, reference_models), encoding="utf-8")
+    (root / PROFILE).write_text(local_profile_yaml(api_base, max_concurrency), encoding="utf-8")
     result = compile_project(root)
     if result.diagnostics.has_errors:
         raise CompileFailed("the local test project does not compile:\n"
@@ -141,10 +165,22 @@ def lrc_env(key: str | None = None, **extra: str) -> dict[str, str]:
     return env
 
 
+def with_profile(args: Sequence[str | Path]) -> list[str]:
+    """`execute LOCK ...` of a project `build_project` made gets that project's run profile
+    (the stub's endpoint and key variable), as an operator would pass it, unless the command
+    already names a profile or says `--no-profile` (this helper's own marker, removed here)."""
+    args = [str(a) for a in args]
+    if "--no-profile" in args:
+        return [a for a in args if a != "--no-profile"]
+    if len(args) >= 2 and args[0] == "execute" and "--profile" not in args and profile_of(Path(args[1])).is_file():
+        return [*args, "--profile", str(profile_of(Path(args[1])))]
+    return args
+
+
 def run_lrc(*args: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None,
             timeout: float = 180) -> subprocess.CompletedProcess:
-    """`lrc ARGS` as a real subprocess (the installed entry point's module)."""
-    return subprocess.run([*LRC, *map(str, args)], env=env if env is not None else lrc_env(), cwd=cwd or REPO,
+    """`lrc ARGS` as a real subprocess (the installed entry point's module); see `with_profile`."""
+    return subprocess.run([*LRC, *with_profile(args)], env=env if env is not None else lrc_env(), cwd=cwd or REPO,
                           capture_output=True, text=True, timeout=timeout)
 
 

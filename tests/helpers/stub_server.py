@@ -270,7 +270,7 @@ class _HTTPServer(ThreadingHTTPServer):
 
     def __init__(self, stub: "StubServer"):
         self.stub = stub
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(("127.0.0.1", stub.wanted_port), _Handler)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         if isinstance(sys.exc_info()[1], OSError):
@@ -281,7 +281,8 @@ class _HTTPServer(ThreadingHTTPServer):
 class StubServer:
     """The server; `with StubServer() as s: ... s.api_base ...`."""
 
-    def __init__(self, behaviour: str = "baseline", delay: float = 0.0):
+    def __init__(self, behaviour: str = "baseline", delay: float = 0.0, port: int = 0):
+        self.wanted_port = port  # 0: any free port; a given one to make a server appear where nothing listened
         self._lock = threading.Lock()
         self._connections: set[socket.socket] = set()
         self.requests: list[Record] = []
