@@ -298,11 +298,14 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
     from lrc.runtime.models import adapter
     from lrc.runtime.redact import build_redactor
 
+    from lrc.runtime import selection
+
     settings = options.settings
     seed_file, progress = options.seed_file, options.progress
     lock = load_verified(lock_path)
     plan = lock["plan"]
-    used_models = [dict(m) for m in plan["models"].values()]
+    chosen_models, _ = selection.check(plan, options)  # an unknown id stops here: nothing is written or called
+    used_models = [dict(m) for ref, m in plan["models"].items() if chosen_models is None or ref in chosen_models]
     missing = adapter.missing_credentials(used_models)
     if missing:
         lines = [f"{model}: set {' and '.join(names)}" for model, names in missing]
@@ -326,10 +329,13 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
             except item_gen.ItemError as exc:
                 raise Refused(f"{exc} (the folder holds another plan's items)") from exc
             runs = plan_runs(plan, items)
-            done = sum(1 for r in runs if r.key in journal.runs)
+            chosen = selection.select(plan, runs, options)
+            if options.partial:
+                _say(f"lrc execute: {selection.describe(options)}: {len(chosen)} of the plan's {len(runs)} runs selected")
+            done = sum(1 for r in chosen if r.key in journal.runs)
             if done:
-                _say(f"resuming: {done} of {len(runs)} runs already journaled; they are not repeated")
-            stats = asyncio.run(_execute(plan, runs, items, modules, journal, progress, settings))
+                _say(f"resuming: {done} of {len(chosen)} runs already journaled; they are not repeated")
+            stats = asyncio.run(_execute(plan, chosen, items, modules, journal, progress, settings))
         except JournalWriteError as exc:
             kept = len(journal.runs)
             raise Unusable(f"{exc}; the {kept} run(s) journaled so far are kept. "
@@ -350,7 +356,18 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
         _say(f"lrc execute: {summary.incomplete} run(s) were excluded after infrastructure failures "
              f"({stats.describe_exclusions()}); "
              f"run the same command again to resume them (finished calls are not paid again).")
+    _say_partial("lrc execute", summary, lock_path, out)
     return _finish("lrc execute", summary)
+
+
+def _say_partial(command: str, summary, lock_path: Path, out: Path) -> None:
+    """A partial folder is not a measurement: say so, and how to complete it (exit code unchanged:
+    a partial execute that made every run it was asked to make exits 0)."""
+    if summary.not_run:
+        _say(f"{command}: partial run: {summary.not_run} of the plan's {summary.planned} runs are not in the journal "
+             f"(a subset, a limit, a shard, or an execute that was stopped); the folder gives no rate-card lines and no "
+             f"qualifying verdict. Complete it with `lrc execute {lock_path} --out {out}` (no subset flags), "
+             f"or combine shards with `lrc merge`.")
 
 
 def _finish(command: str, summary) -> int:
@@ -388,6 +405,9 @@ def run_cli(lock_path: Path, out: Path, request: dict[str, Any] | None = None) -
         return EXIT_PROBLEMS
     try:
         return run(lock_path, out, options)
+    except operate.OptionsError as exc:
+        _say(redact(f"lrc execute: {exc}"))
+        return EXIT_PROBLEMS
     except Refused as exc:
         _say(redact(f"lrc execute: {exc}"))
         return EXIT_REFUSED
@@ -431,4 +451,5 @@ def report_cli(lock_path: Path, out: Path) -> int:
         return EXIT_UNUSABLE
     print(summary.card, end="")
     print(summary.where)
+    _say_partial("lrc report", summary, lock_path, out)
     return _finish("lrc report", summary)

@@ -71,4 +71,44 @@ def from_request(request: dict | None = None) -> RunOptions:
         settings = InfraSettings.from_env()
     except ValueError as exc:
         raise OptionsError(f"bad setting: {exc}") from exc
-    return RunOptions(settings=settings, seed_file=request.get("seed_file"), progress=request.get("progress", True))
+    return RunOptions(settings=settings, seed_file=request.get("seed_file"), progress=request.get("progress", True),
+                      models=_names(request.get("models"), "--models"), workloads=_names(request.get("workloads"), "--workloads"),
+                      limit=_limit(request.get("limit")), shard=_shard(request.get("shard")))
+
+
+def _names(value, flag: str) -> tuple[str, ...] | None:
+    """A subset flag's names in the order given, duplicates dropped; None when not given."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = value.split(",")
+    names = tuple(dict.fromkeys(str(v).strip() for v in value))
+    if not names or any(not n for n in names):
+        raise OptionsError(f"{flag} takes a comma-separated list of ids without empty entries")
+    return names
+
+
+def _limit(value) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise OptionsError(f"--limit takes a whole number of items of at least 1, got {value!r}")
+    return value
+
+
+def _shard(value) -> tuple[int, int] | None:
+    """`--shard i/N` (1 <= i <= N), as the text or as the pair (i, N)."""
+    if value is None:
+        return None
+    given = value
+    if isinstance(value, str):
+        left, sep, right = value.partition("/")
+        try:
+            value = (int(left), int(right)) if sep else None
+        except ValueError:
+            value = None
+    if (not isinstance(value, tuple) or len(value) != 2 or any(isinstance(v, bool) or not isinstance(v, int) for v in value)
+            or not 1 <= value[0] <= value[1]):
+        shown = given if isinstance(given, str) else "/".join(map(str, given)) if isinstance(given, tuple) else repr(given)
+        raise OptionsError(f"--shard takes i/N with 1 <= i <= N (e.g. 2/3), got {shown}")
+    return value
