@@ -2,14 +2,16 @@
 
 Exit codes: 0 ok; 1 problems in specs or inputs the user can fix; 2 usage error;
 3 a run ended incomplete (infrastructure failures exhausted their retries: run it again to
-resume); 4 a plan.lock or output folder was refused (tampered, stale or foreign); 5 calibration
+resume; a partial execute -- a subset, a limit or a shard -- that made every run it was asked to
+make exits 0); 4 a plan.lock or output folder was refused (tampered, stale or foreign; for `merge`
+also a folder that is not a run folder, or overlapping folders that disagree); 5 calibration
 failed (`execute`/`report`: the oracle below n/n or the null model above 0 in some cell); 6 the
 output folder is unusable (a file, read-only, disk full: fix it and rerun to resume); 70 an
 internal error (a bug).
 `lrc diff` follows Terraform's -detailed-exitcode: 0 nothing changed, 2 something changed,
 1 error (spec errors, a bad ref or lock).
-The compile path imports neither litellm nor polars nor the runtime: `execute`, `report` and
-`render` import the runtime lazily.
+The compile path imports neither litellm nor polars nor the runtime: `execute`, `report`, `merge`
+and `render` import the runtime lazily.
 """
 
 from __future__ import annotations

@@ -51,8 +51,10 @@ def read_journal(folder: Path, plan_digest: str) -> list[dict[str, Any]]:
     """The records of `folder`'s journal after its header, in order; Refused unless it is an lrc
     journal of this plan. A torn last line (a killed execute) is left out, as a resume would."""
     path = folder / "journal.jsonl"
+    if not folder.exists():
+        raise Refused(f"{folder} is not a run folder: it does not exist")
     if not folder.is_dir():
-        raise Refused(f"{folder} is not a run folder (not a folder)")
+        raise Refused(f"{folder} is not a run folder: it is a file")
     if not path.is_file():
         raise Refused(f"{folder} is not a run folder: it has no journal.jsonl (`lrc execute --out` writes one)")
     try:
