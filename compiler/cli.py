@@ -333,7 +333,7 @@ def _cmd_execute(args) -> int:
 def _cmd_merge(args) -> int:
     if (refused := _not_a_lock(args.lock, "merge")) is not None:
         return refused
-    from lrc.runtime.merge import merge_cli
+    from lrc.runtime.execute import merge_cli
 
     return merge_cli(args.lock, args.folders, args.out, seed_file=args.seed_file)
 

@@ -453,3 +453,10 @@ def report_cli(lock_path: Path, out: Path) -> int:
     print(summary.where)
     _say_partial("lrc report", summary, lock_path, out)
     return _finish("lrc report", summary)
+
+
+def merge_cli(lock_path: Path, folders: list[Path], out: Path, seed_file: Path | None = None) -> int:
+    """`lrc merge`: combine run folders (shards) of one plan (`lrc.runtime.merge`)."""
+    from lrc.runtime import merge
+
+    return merge.merge_cli(lock_path, folders, out, seed_file=seed_file)

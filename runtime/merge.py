@@ -140,9 +140,12 @@ def merge_records(journals: list[tuple[str, list[dict[str, Any]]]]) -> list[dict
         more = f"\n  … and {len(disagreements) - _SHOWN} more" if len(disagreements) > _SHOWN else ""
         raise Refused(f"the folders overlap and disagree on {len(disagreements)} journaled call(s)/run(s) "
                       f"(same key, different content); nothing was merged:\n  " + "\n  ".join(disagreements[:_SHOWN]) + more)
+    steps: dict[str, list[int]] = {}
+    for key, step in calls:
+        steps.setdefault(key, []).append(step)
     merged = [others[k] for k in sorted(others)]
-    for key in sorted({k for k, _ in calls} | set(runs) | set(exclusions)):
-        merged += [calls[(k, step)].chosen() for (k, step) in sorted(c for c in calls if c[0] == key)]
+    for key in sorted(set(steps) | set(runs) | set(exclusions)):
+        merged += [calls[(key, step)].chosen() for step in sorted(steps.get(key, []))]
         merged += [exclusions[key][e] for e in sorted(exclusions.get(key, {}))]
         if key in runs:
             merged.append(runs[key].chosen())
@@ -201,6 +204,7 @@ def merge(lock_path: Path, folders: list[Path], out: Path, seed_file: Path | Non
     lock = load_verified(lock_path)
     plan = lock["plan"]
     seed = resolve_seed(plan, seed_file)
+
     def is_out(folder: Path) -> bool:
         return folder.exists() and out.exists() and os.path.samefile(folder, out)
 

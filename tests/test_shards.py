@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.folders import assert_same_outputs, outputs
+from helpers.folders import assert_same_outputs
 from helpers.project import REPO, journal_records, run_lrc
 
 LOCK = REPO / "generated" / "demo" / "plan.lock"
@@ -62,6 +62,10 @@ def shards(tmp_path_factory) -> list[Path]:
     return folders
 
 
+def canonical(record: dict) -> str:
+    return json.dumps(record, sort_keys=True)
+
+
 def run_keys(folder: Path) -> set[str]:
     return {r["run"] for r in journal_records(folder) if r["type"] == "run"}
 
@@ -83,14 +87,11 @@ def test_three_shards_merged_equal_an_unsharded_run(tmp_path, shards, full):
     assert res.stdout.startswith((out / "rate-card.md").read_text(encoding="utf-8"))
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary["partial"] is False and summary["runs_not_run"] == 0
-    # The merged journal is a journal of the plan: `lrc report` rebuilds the same outputs from it.
-    before = outputs(out)
-    assert run_lrc("report", LOCK, "--out", out).returncode == 0
-    assert outputs(out) == before
-    # ... and `lrc execute` into it has nothing left to do.
-    res = execute(out)
-    assert res.returncode == 0 and f"resuming: {summary['runs_planned']} of {summary['runs_planned']}" in res.stderr
-    assert outputs(out) == before
+    # The merged journal holds every call and run once, each as journaled by its shard.
+    merged = journal_records(out)
+    assert merged[0]["plan"] == journal_records(full)[0]["plan"]
+    shard_records = [r for s in shards for r in journal_records(s)[1:]]
+    assert sorted(map(canonical, merged[1:])) == sorted(map(canonical, shard_records))
 
 
 def test_merge_is_order_independent_and_takes_identical_duplicates(tmp_path, shards, full):
@@ -167,3 +168,49 @@ def test_merge_refuses_an_output_folder_holding_another_journal(tmp_path, shards
     res = merge(out, shards[0], shards[2])
     assert res.returncode == 4 and "already holds a journal" in res.stderr, res.stderr
     assert (out / "journal.jsonl").read_bytes() == before
+
+
+# -- combining records, in process -----------------------------------------------------------
+
+def _call(run: str, step: int, reply: str = "ok", **extra) -> dict:
+    return {"type": "call", "run": run, "step": step, "request": f"sha256:{run}{step}", "response": {"message": {"content": reply}},
+            "usage": {"input": 3, "output": 1}, "response_model": "m", "attempts": 1, "infra_failures": [], "latency_ms": 5, **extra}
+
+
+def _run(run: str, answer: str = "a") -> dict:
+    return {"type": "run", "run": run, "workload": "w", "model": "m", "system": "s", "item": "i", "item_index": 0,
+            "repetition": 1, "outcome": "answered", "steps": 1, "answer_text": answer, "answer": None, "submitted": False,
+            "transcript": [], "events": []}
+
+
+def test_records_merge_in_a_fixed_order_whatever_the_folders_order():
+    from itertools import permutations
+
+    from lrc.runtime.merge import merge_records
+
+    a = [_call("k2", 2), _call("k2", 1), _run("k2"), {"type": "session", "n": 1}]
+    b = [_call("k1", 1), {"type": "infra_exhausted", "run": "k3", "failures": [{"kind": "timeout"}]}, {"type": "session", "n": 2}]
+    c = [_call("k1", 1, latency_ms=999, attempts=3), _run("k1"), {"type": "session", "n": 1}]  # k1 step 1 again, operated otherwise
+    results = {json.dumps(merge_records(list(order))) for order in permutations([("a", a), ("b", b), ("c", c)])}
+    assert len(results) == 1
+    merged = json.loads(results.pop())
+    assert [(r["type"], r.get("run"), r.get("step")) for r in merged] == [
+        ("session", None, None), ("session", None, None),
+        ("call", "k1", 1), ("run", "k1", None), ("call", "k2", 1), ("call", "k2", 2), ("run", "k2", None),
+        ("infra_exhausted", "k3", None)]
+
+
+@pytest.mark.parametrize("left,right,named", [
+    (_call("k1", 1, "yes"), _call("k1", 1, "no"), "call k1 step 1"),
+    (_call("k1", 1), {**_call("k1", 1), "usage": {"input": 4, "output": 1}}, "call k1 step 1"),
+    (_call("k1", 1), {**_call("k1", 1), "request": "sha256:other"}, "call k1 step 1"),
+    (_run("k1", "a"), _run("k1", "b"), "run k1"),
+    (_run("k1"), {**_run("k1"), "outcome": "refusal"}, "run k1"),
+])
+def test_records_that_disagree_are_refused(left, right, named):
+    from lrc.runtime.execute import Refused
+    from lrc.runtime.merge import merge_records
+
+    with pytest.raises(Refused) as err:
+        merge_records([("A", [left]), ("B", [right])])
+    assert named in str(err.value) and "A vs B" in str(err.value)

@@ -282,3 +282,44 @@ def test_a_stopped_execute_reads_partial_in_report(tmp_path, full):
     assert rep.returncode == 0, rep.stderr
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary["partial"] is True and summary["runs_not_run"] == 3 and summary["runs_incomplete"] == 0
+
+
+# -- the partial rate card and cells, in process ---------------------------------------------
+
+def _records(model: str, passes: int, n: int, system: str = "single-shot") -> list[dict]:
+    return [{"workload": TRIAGE, "model": model, "system": system, "item": f"ap-batch-{i:02d}", "item_index": i,
+             "repetition": 1, "status": "graded", "verdict": "pass" if i < passes else "fail", "outcome": "answered",
+             "usage": {"input": 100, "output": 10, "calls": 1}, "cost_usd": "0.001", "infra_retries": 0, "steps": 1}
+            for i in range(n)]
+
+
+EDITION = {"id": "demo", "version": 1, "date": "2026-12-01", "brand": "LedgerRate", "footer": "F", "disclaimer": "D",
+           "qualifying_threshold": "0.80", "bootstrap_seed": "s",
+           "models": [{"id": "m/flag", "role": "flagship"}, {"id": "m/cand", "role": "candidate"}],
+           "workloads": {TRIAGE: {"job": "Sort 1,000 AP emails", "volume_units": 1000, "units_per_item": 20, "unit": "email"}}}
+
+
+@pytest.mark.parametrize("not_run", [1, 7, 100])
+def test_a_partial_card_has_no_rates_or_verdicts_however_little_is_missing(not_run):
+    from lrc.runtime.report.aggregate import aggregate, derived
+    from lrc.runtime.report.ratecard import rate_card_markdown
+
+    records = _records("m/flag", 15, 15) + _records("m/cand", 14, 15)  # both would qualify
+    full_cells = aggregate(records, EDITION)
+    full_card = rate_card_markdown(full_cells, derived(full_cells, EDITION), EDITION,
+                                   {"planned": 30, "not_run": 0, "cells": []})
+    assert "cheapest qualifying" in full_card and "frontier premium" in full_card and "PARTIAL" not in full_card
+    assert full_card == rate_card_markdown(full_cells, derived(full_cells, EDITION), EDITION)  # no coverage: as before
+
+    cells = aggregate(records, EDITION, partial=True)
+    assert cells["qualifying"].to_list() == [None, None] and cells["partial"].to_list() == [True, True]
+    assert cells["p_qualifying"].to_list() == [None, None]
+    coverage = {"planned": 30 + not_run, "not_run": not_run,
+                "cells": [{"workload": TRIAGE, "model": "m/cand", "system": "agentic", "made": 0, "planned": not_run}]}
+    card = rate_card_markdown(cells, "partial", EDITION, coverage)
+    assert card.splitlines()[0].endswith("PARTIAL RUN, not a measurement")
+    assert f"{not_run} of the plan's {30 + not_run} runs" in card
+    assert f"{TRIAGE} · m/cand · agentic: 0 of {not_run}" in card
+    for verdict in ("## Rates", "cheapest qualifying)", "flagship)", "frontier premium (", "| yes |", "| no |", "Sort 1,000 AP emails —"):
+        assert verdict not in card
+    assert "14/15" in card and "15/15" in card  # what the runs made measured is still shown
