@@ -294,11 +294,10 @@ class _OutLock:
 
 def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
     from lrc.runtime import items as item_gen
+    from lrc.runtime import selection
     from lrc.runtime.journal import Journal, JournalError, JournalWriteError
     from lrc.runtime.models import adapter
     from lrc.runtime.redact import build_redactor
-
-    from lrc.runtime import selection
 
     settings = options.settings
     seed_file, progress = options.seed_file, options.progress
