@@ -32,7 +32,7 @@ from lrc.runtime.report import aggregate as agg
 from lrc.runtime.report.ratecard import PARTIAL_NOTE, rate_card_markdown
 
 COMPONENT_ID = "lrc.analysis"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 
 TRACE_FORMAT = 1
 
