@@ -193,3 +193,11 @@ def test_records_that_disagree_are_refused(left, right, named):
     with pytest.raises(Refused) as err:
         merge_records([("A", [left]), ("B", [right])])
     assert named in str(err.value) and "A vs B" in str(err.value)
+
+
+@pytest.mark.parametrize("given", ["specs/editions/demo.yaml", "generated/demo"])
+def test_merge_takes_a_plan_lock_first(tmp_path, given):
+    out = tmp_path / "merged"
+    res = run_lrc("merge", REPO / given, tmp_path, "--out", out)
+    assert res.returncode == 2 and "LRC8301" in res.stderr and "generated/demo/plan.lock" in res.stderr, res.stderr
+    assert not out.exists()
