@@ -2,14 +2,16 @@
 
 Exit codes: 0 ok; 1 problems in specs or inputs the user can fix; 2 usage error;
 3 a run ended incomplete (infrastructure failures exhausted their retries: run it again to
-resume); 4 a plan.lock or output folder was refused (tampered, stale or foreign); 5 calibration
+resume; a partial execute -- a subset, a limit or a shard -- that made every run it was asked to
+make exits 0); 4 a plan.lock or output folder was refused (tampered, stale or foreign; for `merge`
+also a folder that is not a run folder, or overlapping folders that disagree); 5 calibration
 failed (`execute`/`report`: the oracle below n/n or the null model above 0 in some cell); 6 the
 output folder is unusable (a file, read-only, disk full: fix it and rerun to resume); 70 an
 internal error (a bug).
 `lrc diff` follows Terraform's -detailed-exitcode: 0 nothing changed, 2 something changed,
 1 error (spec errors, a bad ref or lock).
-The compile path imports neither litellm nor polars nor the runtime: `execute`, `report` and
-`render` import the runtime lazily.
+The compile path imports neither litellm nor polars nor the runtime: `execute`, `report`, `merge`
+and `render` import the runtime lazily.
 """
 
 from __future__ import annotations
@@ -72,6 +74,19 @@ def _parser() -> argparse.ArgumentParser:
                    help="this model's endpoint in this execute (repeatable; default: the provider's)")
     e.add_argument("--api-key-env", action="append", default=[], metavar="MODEL=VAR",
                    help="the NAME of the variable holding this model's key (repeatable; default: the provider's)")
+    e.add_argument("--models", action="append", type=_id_list, metavar="M1,M2",
+                   help="run only these models' runs (a smoke run: the folder is partial until completed)")
+    e.add_argument("--workloads", action="append", type=_id_list, metavar="W1,W2",
+                   help="run only these workloads' runs, by ref (triage.ap-inbox.v2) or id (triage.ap-inbox); partial")
+    e.add_argument("--limit", type=_positive, metavar="N", help="run only the first N items (by index) of each cell; partial")
+    e.add_argument("--shard", type=_shard, metavar="i/N",
+                   help="run only shard i of N (a fixed partition of the runs by run key); combine the shards with `lrc merge`")
+
+    m = sub.add_parser("merge", help="combine shard folders of one plan into one run folder (journal, items, every output)")
+    m.add_argument("lock", type=Path, metavar="PLAN.lock")
+    m.add_argument("folders", type=Path, nargs="+", metavar="FOLDER", help="run folders of that plan (`lrc execute --out`)")
+    m.add_argument("--out", type=Path, required=True, help="the merged folder: new, or one of the FOLDERs")
+    m.add_argument("--seed-file", type=Path, help="the held-out seed of a held-out edition")
 
     r = sub.add_parser("report", help="rebuild cells, traces and the rate card of a run folder from its journal")
     r.add_argument("lock", type=Path, metavar="PLAN.lock")
@@ -94,6 +109,32 @@ def _parser() -> argparse.ArgumentParser:
     ps.add_argument("models", nargs="+", metavar="MODEL")
     ps.add_argument("--as-of", type=_date, metavar="YYYY-MM-DD", help="the as_of date to write (default: today, UTC)")
     return p
+
+
+def _id_list(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",")]
+    if not names or any(not n for n in names):
+        raise argparse.ArgumentTypeError(f"expected a comma-separated list of ids, got {text!r}")
+    return names
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"at least 1, got {value}")
+    return value
+
+
+def _shard(text: str) -> tuple[int, int]:
+    import re
+
+    found = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    if found is None or not 1 <= int(found[1]) <= int(found[2]):
+        raise argparse.ArgumentTypeError(f"expected i/N with 1 <= i <= N (e.g. 2/3), got {text!r}")
+    return int(found[1]), int(found[2])
 
 
 def _index(text: str) -> int:
@@ -293,7 +334,12 @@ def _cmd_execute(args) -> int:
         return EXIT_PROBLEMS
     from lrc.runtime.execute import run_cli
 
-    return run_cli(args.lock, args.out, {"seed_file": args.seed_file, "progress": not args.no_progress, **operating})
+    def flat(lists):
+        return None if lists is None else [name for names in lists for name in names]
+
+    return run_cli(args.lock, args.out, {"seed_file": args.seed_file, "progress": not args.no_progress, **operating,
+                                         "models": flat(args.models), "workloads": flat(args.workloads),
+                                         "limit": args.limit, "shard": args.shard})
 
 
 def _operating_request(args) -> dict | None:
@@ -330,6 +376,14 @@ def _plan_models(lock: Path) -> list[str] | None:
         return sorted(data["plan"]["models"])
     except Exception:  # noqa: BLE001 - the lock's own problems are the runtime's to report (exit 4)
         return None
+
+
+def _cmd_merge(args) -> int:
+    if (refused := _not_a_lock(args.lock, "merge")) is not None:
+        return refused
+    from lrc.runtime.execute import merge_cli
+
+    return merge_cli(args.lock, args.folders, args.out, seed_file=args.seed_file)
 
 
 def _cmd_report(args) -> int:
@@ -485,7 +539,7 @@ def _cmd_explain(args) -> int:
 
 
 COMMANDS = {"compile": _cmd_compile, "bump": _cmd_bump, "diff": _cmd_diff, "render": _cmd_render, "execute": _cmd_execute,
-            "report": _cmd_report, "explain": _cmd_explain, "seed": _cmd_seed, "pricing": _cmd_pricing}
+            "report": _cmd_report, "merge": _cmd_merge, "explain": _cmd_explain, "seed": _cmd_seed, "pricing": _cmd_pricing}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -437,6 +437,7 @@ def _selection(options: "RunOptions") -> Any:
 
 def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
     from lrc.runtime import items as item_gen
+    from lrc.runtime import selection
     from lrc.runtime.journal import Journal, JournalError, JournalWriteError
     from lrc.runtime.models import adapter
     from lrc.runtime.redact import build_redactor
@@ -449,6 +450,7 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
     if unknown:
         raise Aborted(f"the run profile or a flag sets model(s) the plan does not run: {', '.join(unknown)} "
                       f"(it runs: {', '.join(sorted(plan['models']))}); nothing was run")
+    chosen_models, _ = selection.check(plan, options)  # an unknown id stops here: nothing is written or called
     seed = resolve_seed(plan, seed_file)
     if (out / STAMP).is_file():
         with _OutLock(out):
@@ -460,7 +462,7 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
             print(summary.card, end="")
             print(summary.where)
             return _finish("lrc execute", summary)
-    used_models = [dict(m) for m in plan["models"].values()]
+    used_models = [dict(m) for ref, m in plan["models"].items() if chosen_models is None or ref in chosen_models]
     missing = adapter.missing_credentials(used_models, options.endpoint)
     if missing:
         lines = [f"{model}: set {' and '.join(names)}" for model, names in missing]
@@ -483,14 +485,17 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
             except item_gen.ItemError as exc:
                 raise Refused(f"{exc} (the folder holds another plan's items)") from exc
             runs = plan_runs(plan, items)
-            done = sum(1 for r in runs if r.key in journal.runs)
+            chosen = selection.select(plan, runs, options)
+            if options.partial:
+                _say(f"lrc execute: {selection.describe(options)}: {len(chosen)} of the plan's {len(runs)} runs selected")
+            done = sum(1 for r in chosen if r.key in journal.runs)
             if done:
-                _say(f"resuming: {done} of {len(runs)} runs already journaled; they are not repeated")
-            if any(r.key not in journal.runs for r in runs):
+                _say(f"resuming: {done} of {len(chosen)} runs already journaled; they are not repeated")
+            if any(r.key not in journal.runs for r in chosen):
                 # How this execute is operated, once, before the first run it journals (an
                 # execute with nothing to do leaves the journal as it was).
                 journal.append({"type": "session", "operation": options.operation(plan["models"])})
-            stats = asyncio.run(_execute(plan, runs, items, modules, journal, progress, settings, options.endpoint))
+            stats = asyncio.run(_execute(plan, chosen, items, modules, journal, progress, settings, options.endpoint))
         except JournalWriteError as exc:
             kept = len(journal.runs)
             raise Unusable(f"{exc}; the {kept} run(s) journaled so far are kept. "
@@ -511,7 +516,18 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
         _say(f"lrc execute: {summary.incomplete} run(s) were excluded after infrastructure failures "
              f"({stats.describe_exclusions()}); "
              f"run the same command again to resume them (finished calls are not paid again).")
+    _say_partial("lrc execute", summary, lock_path, out)
     return _finish("lrc execute", summary)
+
+
+def _say_partial(command: str, summary, lock_path: Path, out: Path) -> None:
+    """A partial folder is not a measurement: say so, and how to complete it (exit code unchanged:
+    a partial execute that made every run it was asked to make exits 0)."""
+    if summary.not_run:
+        _say(f"{command}: partial run: {summary.not_run} of the plan's {summary.planned} runs are not in the journal "
+             f"(a subset, a limit, a shard, or an execute that was stopped); the folder gives no rate-card lines and no "
+             f"qualifying verdict. Complete it with `lrc execute {lock_path} --out {out}` (no subset flags), "
+             f"or combine shards with `lrc merge`.")
 
 
 def _finish(command: str, summary) -> int:
@@ -549,6 +565,9 @@ def run_cli(lock_path: Path, out: Path, request: dict[str, Any] | None = None) -
         return EXIT_PROBLEMS
     try:
         return run(lock_path, out, options)
+    except operate.OptionsError as exc:
+        _say(redact(f"lrc execute: {exc}"))
+        return EXIT_PROBLEMS
     except Refused as exc:
         _say(redact(f"lrc execute: {exc}"))
         return EXIT_REFUSED
@@ -598,4 +617,12 @@ def report_cli(lock_path: Path, out: Path) -> int:
         return EXIT_UNUSABLE
     print(summary.card, end="")
     print(summary.where)
+    _say_partial("lrc report", summary, lock_path, out)
     return _finish("lrc report", summary)
+
+
+def merge_cli(lock_path: Path, folders: list[Path], out: Path, seed_file: Path | None = None) -> int:
+    """`lrc merge`: combine run folders (shards) of one plan (`lrc.runtime.merge`)."""
+    from lrc.runtime import merge
+
+    return merge.merge_cli(lock_path, folders, out, seed_file=seed_file)

@@ -133,7 +133,9 @@ def from_request(request: dict | None = None, env: Mapping[str, str] | None = No
     profile_path = request.get("profile_path")
     return RunOptions(settings=settings, endpoints=endpoints, seed_file=request.get("seed_file"),
                       progress=request.get("progress", True), profile_path=Path(profile_path) if profile_path else None,
-                      sources=sources)
+                      sources=sources,
+                      models=_names(request.get("models"), "--models"), workloads=_names(request.get("workloads"), "--workloads"),
+                      limit=_limit(request.get("limit")), shard=_shard(request.get("shard")))
 
 
 def _endpoint(model: str, entry: dict[str, Any]) -> ModelEndpoint:
@@ -147,3 +149,41 @@ def _endpoint(model: str, entry: dict[str, Any]) -> ModelEndpoint:
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1024:
         raise OptionsError(f"{model}: max_concurrency must be a whole number from 1 to 1024, not {limit!r}")
     return ModelEndpoint(api_base=base, api_key_env=key_env, max_concurrency=limit)
+
+
+def _names(value, flag: str) -> tuple[str, ...] | None:
+    """A subset flag's names in the order given, duplicates dropped; None when not given."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = value.split(",")
+    names = tuple(dict.fromkeys(str(v).strip() for v in value))
+    if not names or any(not n for n in names):
+        raise OptionsError(f"{flag} takes a comma-separated list of ids without empty entries")
+    return names
+
+
+def _limit(value) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise OptionsError(f"--limit takes a whole number of items of at least 1, got {value!r}")
+    return value
+
+
+def _shard(value) -> tuple[int, int] | None:
+    """`--shard i/N` (1 <= i <= N), as the text or as the pair (i, N)."""
+    if value is None:
+        return None
+    given = value
+    if isinstance(value, str):
+        left, sep, right = value.partition("/")
+        try:
+            value = (int(left), int(right)) if sep else None
+        except ValueError:
+            value = None
+    if (not isinstance(value, tuple) or len(value) != 2 or any(isinstance(v, bool) or not isinstance(v, int) for v in value)
+            or not 1 <= value[0] <= value[1]):
+        shown = given if isinstance(given, str) else "/".join(map(str, given)) if isinstance(given, tuple) else repr(given)
+        raise OptionsError(f"--shard takes i/N with 1 <= i <= N (e.g. 2/3), got {shown}")
+    return value

@@ -13,6 +13,7 @@ failure are counted in `infra_excluded` and their spend in `infra_cost_usd`, out
 
 from __future__ import annotations
 
+import os
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from fractions import Fraction
 from pathlib import Path
@@ -60,7 +61,12 @@ CELL_SCHEMA: dict[str, Any] = {
     "cost_usd": pl.String, "infra_cost_usd": pl.String,
     "cpo_usd": pl.String, "cpo_low": pl.String, "cpo_high": pl.String,
     "cpo_p_no_success": pl.Float64, "qualifying": pl.Boolean,
+    # The folder is a partial run (a subset, a limit, a shard, a stopped execute): not a full
+    # measurement, so `qualifying` and `p_qualifying` are null ("partial run" in the CSV).
+    "partial": pl.Boolean,
 }
+#: What a partial folder's qualifying fields read in the CSV (null in the parquet file).
+PARTIAL_CSV = "partial run"
 _FLOAT_COLUMNS = tuple(k for k, v in CELL_SCHEMA.items() if v == pl.Float64)
 
 
@@ -198,8 +204,11 @@ def calibration(cells: pl.DataFrame) -> dict[str, Any]:
     return {"ok": not failures, "cells_checked": checked, "failures": failures, "unjudged": unjudged}
 
 
-def aggregate(records: list[Mapping[str, Any]], edition: Mapping[str, Any]) -> pl.DataFrame:
-    """One row per cell, sorted by workload, model, system (see CELL_SCHEMA for the columns)."""
+def aggregate(records: list[Mapping[str, Any]], edition: Mapping[str, Any], partial: bool = False) -> pl.DataFrame:
+    """One row per cell, sorted by workload, model, system (see CELL_SCHEMA for the columns).
+
+    `partial`: the records are not every run of the plan (the folder is partial): no cell then
+    carries a qualifying verdict or its probability; they are null and `partial` is true."""
     if not records:
         return pl.DataFrame(schema=CELL_SCHEMA)
     rows = [_run_row(r) for r in records]
@@ -254,14 +263,15 @@ def aggregate(records: list[Mapping[str, Any]], edition: Mapping[str, Any]) -> p
             pass_rate=passes / n if n else None,
             wilson_low=interval[0] if interval else None,
             wilson_high=interval[1] if interval else None,
-            p_qualifying=jeffreys_p_at_least(passes, n, float(threshold)),
+            p_qualifying=None if partial else jeffreys_p_at_least(passes, n, float(threshold)),
             cost_usd=decimal_str(c["cost"]),
             infra_cost_usd=decimal_str(c["infra_cost"]),
             cpo_usd=_money_str(_quantize(cell_cpo, CPO_PLACES)),
             cpo_low=_money_str(_quantize(boot["low"], CPO_PLACES)),
             cpo_high=_money_str(_quantize(boot["high"], CPO_PLACES)),
             cpo_p_no_success=boot["p_no_success"] if n else None,
-            qualifying=_qualifies(passes, n, threshold),
+            qualifying=None if partial else _qualifies(passes, n, threshold),
+            partial=partial,
         )
         out.append(row)
     return pl.DataFrame(out, schema=CELL_SCHEMA)
@@ -345,9 +355,15 @@ def _csv_frame(cells: pl.DataFrame) -> pl.DataFrame:
     """All-string copy for the CSV: fixed places for floats, 'n/a' for empty denominators,
     'inf' for a CPO without a success."""
     columns: dict[str, list[Any]] = {}
+    partial = cells["partial"].to_list() if "partial" in cells.columns else [False] * cells.height
     for name in cells.columns:
         values = cells[name].to_list()
-        if name in _FLOAT_COLUMNS:
+        if name == "qualifying":
+            values = [PARTIAL_CSV if part else ("true" if v else "false") for v, part in zip(values, partial)]
+        elif name == "p_qualifying":
+            values = [PARTIAL_CSV if part else ("n/a" if v is None else f"{v:.{CSV_FLOAT_PLACES}f}")
+                      for v, part in zip(values, partial)]
+        elif name in _FLOAT_COLUMNS:
             values = ["n/a" if v is None else f"{v:.{CSV_FLOAT_PLACES}f}" for v in values]
         elif name == "cpo_usd":
             values = [
@@ -356,7 +372,7 @@ def _csv_frame(cells: pl.DataFrame) -> pl.DataFrame:
         elif name in ("cpo_low", "cpo_high"):
             values = ["n/a" if v is None else v for v in values]
         columns[name] = values
-    return pl.DataFrame(columns, schema={k: (pl.String if k in _FLOAT_COLUMNS else v)
+    return pl.DataFrame(columns, schema={k: (pl.String if k in _FLOAT_COLUMNS or k == "qualifying" else v)
                                          for k, v in cells.schema.items()})
 
 
@@ -366,6 +382,14 @@ def write_cells(cells: pl.DataFrame, out_dir: str | Path) -> tuple[Path, Path]:
     out.mkdir(parents=True, exist_ok=True)
     cells = cells.sort(*CELL_KEY)
     csv_path, parquet_path = out / "cells.csv", out / "cells.parquet"
-    csv_path.write_bytes(_csv_frame(cells).write_csv(line_terminator="\n").encode("utf-8"))
-    cells.write_parquet(parquet_path)
+    # Each through a temporary file and a rename: a kill never leaves half a table.
+    tmp_csv, tmp_parquet = (p.with_name(f".{p.name}.{os.getpid()}.tmp") for p in (csv_path, parquet_path))
+    try:
+        tmp_csv.write_bytes(_csv_frame(cells).write_csv(line_terminator="\n").encode("utf-8"))
+        os.replace(tmp_csv, csv_path)
+        cells.write_parquet(tmp_parquet)
+        os.replace(tmp_parquet, parquet_path)
+    finally:
+        for tmp in (tmp_csv, tmp_parquet):
+            tmp.unlink(missing_ok=True)
     return csv_path, parquet_path

@@ -16,6 +16,7 @@ records its fingerprint, and `lrc execute`/`lrc report` refuse to run with other
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from decimal import Decimal
 from importlib import metadata
@@ -28,7 +29,7 @@ from lrc.runtime.grading import grade
 from lrc.runtime.lock.canonical import digest
 from lrc.runtime.pricing import call_cost, decimal_str, price_for
 from lrc.runtime.report import aggregate as agg
-from lrc.runtime.report.ratecard import rate_card_markdown
+from lrc.runtime.report.ratecard import PARTIAL_NOTE, rate_card_markdown
 
 COMPONENT_ID = "lrc.analysis"
 COMPONENT_VERSION = 2
@@ -40,8 +41,14 @@ TRACE_FORMAT = 1
 class Summary:
     card: str
     where: str
-    incomplete: int
+    incomplete: int  # runs excluded after infrastructure failures (exit 3: a rerun resumes them)
     calibration: dict[str, Any] | None = None
+    not_run: int = 0  # runs of the plan neither journaled nor excluded: the folder is partial
+    planned: int = 0
+
+    @property
+    def partial(self) -> bool:
+        return self.not_run > 0
 
     @property
     def calibration_failed(self) -> bool:
@@ -57,18 +64,45 @@ class Summary:
         return "\n".join(lines)
 
 
-def _dump(path: Path, value: Any) -> None:
+def _put(path: Path, data: bytes) -> None:
+    """Write `data` unless the file already holds it; through a temporary file and a rename, so
+    a kill never leaves half a file (the journal stays the source: `lrc report` rewrites all)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = (boundedjson.dumps(value, sort_keys=True, indent=2, ensure_ascii=False, default=str) + "\n").encode("utf-8")
-    if not path.exists() or path.read_bytes() != data:
-        path.write_bytes(data)
+    if path.exists() and path.read_bytes() == data:
+        return
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def _dump(path: Path, value: Any) -> None:
+    _put(path, (boundedjson.dumps(value, sort_keys=True, indent=2, ensure_ascii=False, default=str) + "\n").encode("utf-8"))
 
 
 def _write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = text.encode("utf-8")
-    if not path.exists() or path.read_bytes() != data:
-        path.write_bytes(data)
+    _put(path, text.encode("utf-8"))
+
+
+def coverage(runs: list, journal) -> dict[str, Any]:
+    """How much of the plan the journal holds: per cell, runs planned and made (journaled or
+    excluded). Runs neither journaled nor excluded make the folder partial -- read from the
+    journal, never from the flags of the last execute, so `lrc report` and a completing execute
+    agree."""
+    cells: dict[tuple[str, str, str], list[int]] = {}
+    not_run = 0
+    for spec in runs:
+        made = spec.key in journal.runs or spec.key in journal.exhausted
+        not_run += not made
+        counts = cells.setdefault((spec.workload, spec.model, spec.system), [0, 0])
+        counts[0] += made
+        counts[1] += 1
+    return {"planned": len(runs), "not_run": not_run, "partial": not_run > 0,
+            "cells": [{"workload": w, "model": m, "system": s, "made": made, "planned": planned}
+                      for (w, m, s), (made, planned) in sorted(cells.items())]}
 
 
 def slug(model: str) -> str:
@@ -141,6 +175,8 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
     versions = {"lrc": lock["lrc_version"], "litellm": _version("litellm"), "polars": _version("polars"), "jsonschema-rs": _version("jsonschema-rs")}
     records: list[dict[str, Any]] = []
     incomplete = 0
+    covered = coverage(runs, journal)
+    folder_coverage = {"partial": covered["partial"], "runs_planned": covered["planned"], "runs_not_run": covered["not_run"]}
     for spec in runs:
         workload = plan["workloads"][spec.workload]
         model = plan["models"][spec.model]
@@ -156,8 +192,8 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
                 "item_index": spec.item_index, "repetition": spec.repetition, "usage": usage,
                 "cost_usd": decimal_str(cost), "infra_retries": retries}
         if run is None:
-            incomplete += 1
             if spec.key in journal.exhausted:
+                incomplete += 1
                 records.append({**base, "status": "infra_excluded", "verdict": None, "outcome": "infra_error", "steps": len(calls)})
             continue
         item = items[spec.workload][spec.item_index]
@@ -184,6 +220,8 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
             "software": versions,
             # How the execute that made this run was operated (never part of a result).
             "operation": operation_of(journal, spec.key),
+            # The folder this run belongs to: a partial folder is not a full measurement.
+            "folder_coverage": folder_coverage,
         })
         _dump(folder / "trace.json", {
             "trace_format": TRACE_FORMAT,
@@ -204,15 +242,20 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
             "human_review": "not required: " + workload["spec"]["grading"]["kind"] + " grading",
         })
     edition = edition_view(plan, lock)
-    cells = agg.aggregate(records, edition)
-    derived = agg.derived(cells, edition)
+    partial = covered["partial"]
+    cells = agg.aggregate(records, edition, partial=partial)
+    # A partial folder derives nothing: no cheapest qualifier, frontier premium or multiplier.
+    derived = (f"{PARTIAL_NOTE} ({covered['not_run']} of {covered['planned']} planned runs not run): "
+               f"no rates, qualifying verdicts, frontier premiums or agentic multipliers") if partial else agg.derived(cells, edition)
     agg.write_cells(cells, out)
     calibration = agg.calibration(cells)
-    card = rate_card_markdown(cells, derived, edition)
+    card = rate_card_markdown(cells, derived, edition, covered)
     _write_text(out / "rate-card.md", card)
     _dump(out / "summary.json", {
         "plan_digest": lock["root_digest"], "edition": plan["edition"]["ref"], "runs_planned": len(runs),
         "runs_graded": sum(1 for r in records if r["status"] == "graded"), "runs_incomplete": incomplete,
+        "partial": partial, "runs_not_run": covered["not_run"],
+        "coverage": [c for c in covered["cells"] if c["made"] < c["planned"]],
         "derived": json.loads(json.dumps(derived, default=str)), "calibration": calibration, "software": versions,
         "operation": operation_summary(journal),
     })
@@ -223,4 +266,5 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
              f"  traces          {out / 'runs'}/<workload>/<model>/<system>/<item>.r<N>/{{manifest,trace,evaluation}}.json\n"
              f"  items           {out / 'items'}/<workload>/<item>/ (item.json, answer_key.json)\n"
              f"  journal         {out / 'journal.jsonl'}")
-    return Summary(card=card, where=where, incomplete=incomplete, calibration=calibration)
+    return Summary(card=card, where=where, incomplete=incomplete, calibration=calibration,
+                   not_run=covered["not_run"], planned=covered["planned"])

@@ -141,6 +141,28 @@ def _rate_line(workload: str, system: str, info: Mapping[str, Any],
     return [f"- {job} — " + " · ".join(parts), *evidence]
 
 
+PARTIAL_NOTE = "partial run: not a full measurement"
+
+
+def _partial_banner(coverage: Mapping[str, Any]) -> list[str]:
+    """What a partial folder's card says instead of rates: it is not a measurement, and which
+    cells lack which runs."""
+    lines = [
+        f"**PARTIAL RUN — not a measurement.** {coverage['not_run']} of the plan's {coverage['planned']} runs "
+        "are not in this folder's journal (a subset, a limit, a shard, or an execute that was stopped). "
+        "A partial folder gives no rates, no cheapest qualifying model, no frontier premium and no "
+        "agentic multiplier, and no cell is called qualifying; the cells below describe only the runs made. "
+        "Complete the folder with `lrc execute` (no subset flags) or combine its shards with `lrc merge`.",
+        "",
+        "## Coverage (runs made of runs planned, cells short of the plan)",
+        "",
+    ]
+    for c in coverage["cells"]:
+        if c["made"] < c["planned"]:
+            lines.append(f"- {c['workload']} · {c['model']} · {c['system']}: {c['made']} of {c['planned']}")
+    return lines + [""]
+
+
 def _cell_table(cells: list[dict[str, Any]], threshold: str) -> list[str]:
     lines = [
         f"| model | system | role | passes/n | Wilson 95% | P(p ≥ {threshold}) | cost | "
@@ -158,8 +180,9 @@ def _cell_table(cells: list[dict[str, Any]], threshold: str) -> list[str]:
         ]
         if Decimal(c["infra_cost_usd"]):
             notes.append(f"infra spend {_usd(Decimal(c['infra_cost_usd']))} (not in CPO)")
-        qualifying = "check (not scored)" if is_check else ("yes" if c["qualifying"] else "no")
-        p_q = "n/a" if c["p_qualifying"] is None else f"{c['p_qualifying']:.3f}"
+        partial = bool(c.get("partial"))
+        qualifying = "check (not scored)" if is_check else (PARTIAL_NOTE if partial else ("yes" if c["qualifying"] else "no"))
+        p_q = PARTIAL_NOTE if partial else ("n/a" if c["p_qualifying"] is None else f"{c['p_qualifying']:.3f}")
         role = f"{c['role']} (check)" if is_check else c["role"]
         lines.append("| " + " | ".join(_esc(v) for v in (
             c["model"], c["system"], role, _pass(c), _wilson(c), p_q,
@@ -168,20 +191,26 @@ def _cell_table(cells: list[dict[str, Any]], threshold: str) -> list[str]:
     return lines
 
 
-def rate_card_markdown(cells: pl.DataFrame, derived: Mapping[str, Any],
-                       edition: Mapping[str, Any]) -> str:
-    """The rate card as Markdown: rates per system, multipliers, cell tables, footer."""
+def rate_card_markdown(cells: pl.DataFrame, derived: Mapping[str, Any] | str,
+                       edition: Mapping[str, Any], coverage: Mapping[str, Any] | None = None) -> str:
+    """The rate card as Markdown: rates per system, multipliers, cell tables, footer.
+
+    `coverage` (`outputs.coverage`) with runs not made marks the card partial: a banner and the
+    cells short of the plan instead of rates and multipliers (`derived` is then unused)."""
     threshold = str(edition["qualifying_threshold"])
     rows = sorted(cells.iter_rows(named=True), key=lambda c: tuple(c[k] for k in CELL_KEY))
     by_key = {tuple(c[k] for k in CELL_KEY): c for c in rows}
     brand = edition.get("brand", "LedgerRate")
+    partial = bool(coverage and coverage["not_run"])
     out = [
         f"# {brand} rate card — edition {edition.get('id', '?')} v{edition.get('version', '?')}"
-        f" ({edition.get('date', 'undated')})",
+        f" ({edition.get('date', 'undated')})" + (" — PARTIAL RUN, not a measurement" if partial else ""),
         "",
         _quality_bar([c for c in rows if c["role"] not in CHECK_ROLES], threshold),
         "",
     ]
+    if partial:
+        return "\n".join(out + _partial_banner(coverage) + _cells_and_footer(rows, threshold, edition, brand))
     workloads = derived["workloads"]
     systems = sorted({s for w in workloads.values() for s in w["systems"]},
                      key=lambda s: (_SYSTEM_ORDER.get(s, 99), s))
@@ -198,7 +227,11 @@ def rate_card_markdown(cells: pl.DataFrame, derived: Mapping[str, Any],
         out += ["## Agentic multiplier (agentic CPO ÷ single-shot CPO)", ""]
         out += [f"- {_items_per_card(edition, w)[0]} · {m}: {_ratio(v)}" for w, m, v in multipliers]
         out.append("")
-    out += ["## Cells", ""]
+    return "\n".join(out + _cells_and_footer(rows, threshold, edition, brand))
+
+
+def _cells_and_footer(rows: list[dict[str, Any]], threshold: str, edition: Mapping[str, Any], brand: str) -> list[str]:
+    out = ["## Cells", ""]
     for workload in sorted({c["workload"] for c in rows}):
         out += [f"### {workload}", ""]
         out += _cell_table([c for c in rows if c["workload"] == workload], threshold)
@@ -216,10 +249,10 @@ def rate_card_markdown(cells: pl.DataFrame, derived: Mapping[str, Any],
         str(edition.get("disclaimer") or DEFAULT_DISCLAIMER),
         "",
     ]
-    return "\n".join(out)
+    return out
 
 
-def rate_card_text(cells: pl.DataFrame, derived: Mapping[str, Any],
-                   edition: Mapping[str, Any]) -> str:
+def rate_card_text(cells: pl.DataFrame, derived: Mapping[str, Any] | str,
+                   edition: Mapping[str, Any], coverage: Mapping[str, Any] | None = None) -> str:
     """Terminal form: the Markdown reads fine as plain text."""
-    return rate_card_markdown(cells, derived, edition)
+    return rate_card_markdown(cells, derived, edition, coverage)

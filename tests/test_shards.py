@@ -1,0 +1,203 @@
+"""Sharding on a subset of the demo: `lrc execute --shard i/N` and `lrc merge PLAN.lock FOLDER… --out DIR`.
+
+Three shards of `--workloads triage.ap-inbox --limit 4` (24 runs) merged, in any order, with an
+identical duplicate among them and into one of the shards itself, give the outputs of the same
+subset run unsharded, byte for byte (the record of how a folder was operated aside, see
+helpers/folders.py) -- and that merged folder still misses most of the plan's runs, so it is
+partial. Folders of another plan, folders that are not run folders, overlapping folders that
+disagree and an output folder holding another journal are refused (exit 4), nothing written.
+The whole demo, 3 shards merged against one unsharded execute, is test_shards_demo.py.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from helpers.folders import assert_same_outputs
+from helpers.project import REPO, journal_records, run_lrc
+
+LOCK = REPO / "generated" / "demo" / "plan.lock"
+TRIAGE = next(w for w in json.loads(LOCK.read_bytes())["plan"]["workloads"] if w.startswith("triage."))
+SUBSET = ("--workloads", TRIAGE, "--limit", "4")
+SUBSET_RUNS = 4 * 3 * 2  # items x models x systems
+
+
+def execute(out: Path, *flags: str):
+    return run_lrc("execute", LOCK, "--out", out, "--no-progress", *flags, timeout=600)
+
+
+def merge(out: Path, *folders: Path):
+    return run_lrc("merge", LOCK, *folders, "--out", out, timeout=600)
+
+
+def write_journal(folder: Path, records: list[dict]) -> None:
+    (folder / "journal.jsonl").write_text(
+        "".join(json.dumps(r, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records),
+        encoding="utf-8")
+
+
+def copy(folder: Path, to: Path) -> Path:
+    shutil.copytree(folder, to)
+    (to / ".lrc-execute.lock").unlink(missing_ok=True)
+    return to
+
+
+def run_keys(folder: Path) -> set[str]:
+    return {r["run"] for r in journal_records(folder) if r["type"] == "run"}
+
+
+@pytest.fixture(scope="module")
+def whole(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("whole") / "out"
+    res = execute(out, *SUBSET)
+    assert res.returncode == 0, res.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def shards(tmp_path_factory) -> list[Path]:
+    root = tmp_path_factory.mktemp("shards")
+    folders = []
+    for i in (1, 2, 3):
+        out = root / f"shard-{i}"
+        res = execute(out, *SUBSET, "--shard", f"{i}/3")
+        assert res.returncode == 0, res.stderr
+        folders.append(out)
+    return folders
+
+
+def test_shards_run_disjoint_parts_of_the_selection(shards, whole):
+    parts = [run_keys(s) for s in shards]
+    assert all(parts) and sum(map(len, parts)) == len(set().union(*parts)) == SUBSET_RUNS
+    assert set().union(*parts) == run_keys(whole)
+
+
+def test_merge_in_any_order_with_duplicates_and_into_a_shard_equals_the_unsharded_run(tmp_path, shards, whole):
+    """The folders in another order, a shard twice (one copy with other latencies and attempts:
+    how a call was operated is not its content), merged into one of the shards itself."""
+    again = copy(shards[0], tmp_path / "shard-1-again")
+    records = journal_records(again)
+    for r in records:
+        if r["type"] == "call":
+            r["latency_ms"] = r.get("latency_ms", 0) + 1234
+    write_journal(again, records)
+    into = copy(shards[2], tmp_path / "into")
+    res = merge(into, into, shards[1], again, shards[0])
+    assert res.returncode == 0, res.stderr
+    assert_same_outputs(into, whole)
+    # Still missing most of the plan: partial, like the unsharded subset run.
+    summary = json.loads((into / "summary.json").read_text(encoding="utf-8"))
+    assert summary["partial"] is True and summary["runs_not_run"] == summary["runs_planned"] - SUBSET_RUNS
+    assert isinstance(summary["derived"], str) and "partial run" in summary["derived"]
+    assert "PARTIAL RUN" in (into / "rate-card.md").read_text(encoding="utf-8") and "partial run" in res.stderr
+    # Every call and run once: the duplicate shard added nothing.
+    kinds = [(r["type"], r.get("run"), r.get("step")) for r in journal_records(into)[1:] if r["type"] in ("call", "run")]
+    assert len(kinds) == len(set(kinds)) and {k[1] for k in kinds if k[0] == "run"} == run_keys(whole)
+
+
+def _refused(res, out: Path, *words: str) -> None:
+    assert res.returncode == 4, res.stdout + res.stderr
+    assert "Traceback" not in res.stderr and all(w in res.stderr for w in words), res.stderr
+    assert not out.exists(), "a refused merge wrote its output folder"
+
+
+def test_merge_refuses_a_folder_of_another_plan(tmp_path, shards):
+    other = copy(shards[1], tmp_path / "other")
+    records = journal_records(other)
+    records[0]["plan"] = "sha256:" + "0" * 64
+    write_journal(other, records)
+    out = tmp_path / "merged"
+    _refused(merge(out, shards[0], other, shards[2]), out, "another plan", str(other))
+
+
+@pytest.mark.parametrize("kind,field", [("run", "answer_text"), ("run", "outcome"), ("call", "response"), ("call", "usage")])
+def test_merge_refuses_overlapping_folders_that_disagree(tmp_path, shards, kind, field):
+    changed = copy(shards[0], tmp_path / "changed")
+    records = journal_records(changed)
+    target = next(r for r in records if r["type"] == kind)
+    target[field] = {"tampered": True} if isinstance(target[field], dict) else "tampered"
+    write_journal(changed, records)
+    out = tmp_path / "merged"
+    _refused(merge(out, shards[0], changed, shards[1]), out, "disagree", target["run"])
+
+
+def test_merge_refuses_what_is_not_a_run_folder(tmp_path, shards):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("hello\n")
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "journal.jsonl").write_text('{"hello": "world"}\n')
+    garbage = tmp_path / "garbage"
+    garbage.mkdir()
+    (garbage / "journal.jsonl").write_bytes(b"\xff\xfe not json\n")
+    for bad in (empty, a_file, foreign, garbage, tmp_path / "missing"):
+        out = tmp_path / "merged"
+        _refused(merge(out, shards[0], bad), out, str(bad), "not a run folder" if bad is not garbage else "journal")
+
+
+def test_merge_refuses_an_output_folder_holding_another_journal(tmp_path, shards):
+    out = copy(shards[1], tmp_path / "busy")
+    before = (out / "journal.jsonl").read_bytes()
+    res = merge(out, shards[0], shards[2])
+    assert res.returncode == 4 and "already holds a journal" in res.stderr, res.stderr
+    assert (out / "journal.jsonl").read_bytes() == before
+
+
+# -- combining records, in process -----------------------------------------------------------
+
+def _call(run: str, step: int, reply: str = "ok", **extra) -> dict:
+    return {"type": "call", "run": run, "step": step, "request": f"sha256:{run}{step}", "response": {"message": {"content": reply}},
+            "usage": {"input": 3, "output": 1}, "response_model": "m", "attempts": 1, "infra_failures": [], "latency_ms": 5, **extra}
+
+
+def _run(run: str, answer: str = "a") -> dict:
+    return {"type": "run", "run": run, "workload": "w", "model": "m", "system": "s", "item": "i", "item_index": 0,
+            "repetition": 1, "outcome": "answered", "steps": 1, "answer_text": answer, "answer": None, "submitted": False,
+            "transcript": [], "events": []}
+
+
+def test_records_merge_in_a_fixed_order_whatever_the_folders_order():
+    from itertools import permutations
+
+    from lrc.runtime.merge import merge_records
+
+    a = [_call("k2", 2), _call("k2", 1), _run("k2"), {"type": "session", "n": 1}]
+    b = [_call("k1", 1), {"type": "infra_exhausted", "run": "k3", "failures": [{"kind": "timeout"}]}, {"type": "session", "n": 2}]
+    c = [_call("k1", 1, latency_ms=999, attempts=3), _run("k1"), {"type": "session", "n": 1}]  # k1 step 1 again, operated otherwise
+    results = {json.dumps(merge_records(list(order))) for order in permutations([("a", a), ("b", b), ("c", c)])}
+    assert len(results) == 1
+    merged = json.loads(results.pop())
+    assert [(r["type"], r.get("run"), r.get("step")) for r in merged] == [
+        ("session", None, None), ("session", None, None),
+        ("call", "k1", 1), ("run", "k1", None), ("call", "k2", 1), ("call", "k2", 2), ("run", "k2", None),
+        ("infra_exhausted", "k3", None)]
+
+
+@pytest.mark.parametrize("left,right,named", [
+    (_call("k1", 1, "yes"), _call("k1", 1, "no"), "call k1 step 1"),
+    (_call("k1", 1), {**_call("k1", 1), "usage": {"input": 4, "output": 1}}, "call k1 step 1"),
+    (_call("k1", 1), {**_call("k1", 1), "request": "sha256:other"}, "call k1 step 1"),
+    (_run("k1", "a"), _run("k1", "b"), "run k1"),
+    (_run("k1"), {**_run("k1"), "outcome": "refusal"}, "run k1"),
+])
+def test_records_that_disagree_are_refused(left, right, named):
+    from lrc.runtime.execute import Refused
+    from lrc.runtime.merge import merge_records
+
+    with pytest.raises(Refused) as err:
+        merge_records([("A", [left]), ("B", [right])])
+    assert named in str(err.value) and "A vs B" in str(err.value)
+
+
+@pytest.mark.parametrize("given", ["specs/editions/demo.yaml", "generated/demo"])
+def test_merge_takes_a_plan_lock_first(tmp_path, given):
+    out = tmp_path / "merged"
+    res = run_lrc("merge", REPO / given, tmp_path, "--out", out)
+    assert res.returncode == 2 and "LRC8301" in res.stderr and "generated/demo/plan.lock" in res.stderr, res.stderr
+    assert not out.exists()
