@@ -63,6 +63,11 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--out", type=Path, required=True, help="output folder (journal, items, traces, cells, rate card); rerun to resume")
     e.add_argument("--seed-file", type=Path, help="the held-out seed of a held-out edition")
     e.add_argument("--no-progress", action="store_true")
+    e.add_argument("--cache", type=Path, metavar="DIR",
+                   help="a response cache shared across output folders and plans: identical requests of earlier runs "
+                        "are answered from it without a call (temperature 0 only; created if missing)")
+    e.add_argument("--cache-sampled", action="store_true",
+                   help="with --cache: also reuse responses of sampled models (temperature > 0 or none given)")
 
     r = sub.add_parser("report", help="rebuild cells, traces and the rate card of a run folder from its journal")
     r.add_argument("lock", type=Path, metavar="PLAN.lock")
@@ -281,7 +286,8 @@ def _cmd_execute(args) -> int:
         return refused
     from lrc.runtime.execute import run_cli
 
-    return run_cli(args.lock, args.out, {"seed_file": args.seed_file, "progress": not args.no_progress})
+    return run_cli(args.lock, args.out, {"seed_file": args.seed_file, "progress": not args.no_progress,
+                                         "cache_dir": args.cache, "cache_sampled": args.cache_sampled})
 
 
 def _cmd_report(args) -> int:

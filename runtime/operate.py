@@ -71,4 +71,8 @@ def from_request(request: dict | None = None) -> RunOptions:
         settings = InfraSettings.from_env()
     except ValueError as exc:
         raise OptionsError(f"bad setting: {exc}") from exc
-    return RunOptions(settings=settings, seed_file=request.get("seed_file"), progress=request.get("progress", True))
+    cache_dir, cache_sampled = request.get("cache_dir"), bool(request.get("cache_sampled"))
+    if cache_sampled and cache_dir is None:
+        raise OptionsError("--cache-sampled needs --cache DIR (the cache whose sampled responses may be reused)")
+    return RunOptions(settings=settings, seed_file=request.get("seed_file"), progress=request.get("progress", True),
+                      cache_dir=None if cache_dir is None else Path(cache_dir), cache_sampled=cache_sampled)
