@@ -141,7 +141,8 @@ def _rate_line(workload: str, system: str, info: Mapping[str, Any],
     return [f"- {job} — " + " · ".join(parts), *evidence]
 
 
-def _cell_table(cells: list[dict[str, Any]], threshold: str) -> list[str]:
+def _cell_table(cells: list[dict[str, Any]], threshold: str,
+                reused: Mapping[tuple, tuple[int, Decimal]] | None = None) -> list[str]:
     lines = [
         f"| model | system | role | passes/n | Wilson 95% | P(p ≥ {threshold}) | cost | "
         "CPO | qualifying | notes |",
@@ -158,6 +159,9 @@ def _cell_table(cells: list[dict[str, Any]], threshold: str) -> list[str]:
         ]
         if Decimal(c["infra_cost_usd"]):
             notes.append(f"infra spend {_usd(Decimal(c['infra_cost_usd']))} (not in CPO)")
+        reused_here = (reused or {}).get(tuple(c[k] for k in CELL_KEY))
+        if reused_here and reused_here[0]:
+            notes.append(f"{reused_here[0]} reused responses (paid originally {_usd(reused_here[1])})")
         qualifying = "check (not scored)" if is_check else ("yes" if c["qualifying"] else "no")
         p_q = "n/a" if c["p_qualifying"] is None else f"{c['p_qualifying']:.3f}"
         role = f"{c['role']} (check)" if is_check else c["role"]
@@ -169,8 +173,13 @@ def _cell_table(cells: list[dict[str, Any]], threshold: str) -> list[str]:
 
 
 def rate_card_markdown(cells: pl.DataFrame, derived: Mapping[str, Any],
-                       edition: Mapping[str, Any]) -> str:
-    """The rate card as Markdown: rates per system, multipliers, cell tables, footer."""
+                       edition: Mapping[str, Any], reused: Mapping[tuple, tuple[int, Decimal]] | None = None,
+                       reuse_totals: tuple[int, int, Decimal, Decimal, Decimal] | None = None) -> str:
+    """The rate card as Markdown: rates per system, multipliers, cell tables, footer.
+
+    `reused` (cell key -> reused calls, what they cost where they were paid) and `reuse_totals`
+    (reused calls, all calls, their cost at this edition's prices, at their origins' prices,
+    this folder's own calls' cost) describe responses answered from a response cache."""
     threshold = str(edition["qualifying_threshold"])
     rows = sorted(cells.iter_rows(named=True), key=lambda c: tuple(c[k] for k in CELL_KEY))
     by_key = {tuple(c[k] for k in CELL_KEY): c for c in rows}
@@ -201,8 +210,17 @@ def rate_card_markdown(cells: pl.DataFrame, derived: Mapping[str, Any],
     out += ["## Cells", ""]
     for workload in sorted({c["workload"] for c in rows}):
         out += [f"### {workload}", ""]
-        out += _cell_table([c for c in rows if c["workload"] == workload], threshold)
+        out += _cell_table([c for c in rows if c["workload"] == workload], threshold, reused)
         out.append("")
+    if reuse_totals and reuse_totals[0]:
+        n, total, here, origin, paid = reuse_totals
+        out += [
+            f"Response cache: {n} of {total} calls were answered from responses paid by earlier runs "
+            f"(listed in summary.json and marked in each trace). Their tokens are counted in cost and CPO at "
+            f"this edition's frozen prices ({_usd(here)}; paid originally {_usd(origin)}). "
+            f"Paid to providers by this run: {_usd(paid)}.",
+            "",
+        ]
     out += [
         "Infrastructure-check and floor-check models are shown as checks of the harness; "
         "they are never rate-card candidates.",
