@@ -260,7 +260,9 @@ class ResponseCache:
         return conn
 
     def _prepare(self, conn: sqlite3.Connection) -> None:
-        """Check (or, when empty, create) the file's one table, in WAL mode."""
+        """Check (or, when empty, create) the file's one table, in WAL mode. A file that is not
+        an lrc response cache is refused before anything in it is changed."""
+        self._check_schema(conn)
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()
         if not mode or str(mode[0]).lower() != "wal":
             raise CacheError(f"{self.path}: SQLite could not switch to WAL mode (got {mode and mode[0]}); "
@@ -268,19 +270,25 @@ class ResponseCache:
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("BEGIN IMMEDIATE")
         try:
-            objects = conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall()
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if not objects and version == 0:
+            if self._check_schema(conn) == "empty":  # checked again: another execute may have created it meanwhile
                 conn.execute(_TABLE_SQL)
                 conn.execute(f"PRAGMA user_version = {CACHE_FORMAT}")
-            elif version != CACHE_FORMAT or len(objects) != 1 or \
-                    (objects[0][0], objects[0][1], " ".join(str(objects[0][2]).split())) != ("table", "responses", _TABLE_SQL):
-                raise CacheError(f"{self.path} is not an lrc response cache of format {CACHE_FORMAT} "
-                                 f"(user_version {version}, objects {[o[1] for o in objects]}); remove it or pass another --cache folder")
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+    def _check_schema(self, conn: sqlite3.Connection) -> str:
+        """"empty" (a new file), "ok" (an lrc response cache of this format), else CacheError."""
+        objects = conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall()
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if not objects and version == 0:
+            return "empty"
+        if version == CACHE_FORMAT and len(objects) == 1 and \
+                (objects[0][0], objects[0][1], " ".join(str(objects[0][2]).split())) == ("table", "responses", _TABLE_SQL):
+            return "ok"
+        raise CacheError(f"{self.path} is not an lrc response cache of format {CACHE_FORMAT} "
+                         f"(user_version {version}, objects {[o[1] for o in objects]}); remove it or pass another --cache folder")
 
     # -- reading -------------------------------------------------------------------------------
 
