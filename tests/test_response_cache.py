@@ -364,3 +364,26 @@ def test_several_processes_write_one_cache_at_once(tmp_path):
     cache = ResponseCache(tmp_path, PLAN_B, "local.v2")
     assert all(cache.lookup(request(n), f"I{n}", 1, MODEL) is not None for n in range(300)) and cache.damaged == 0
     cache.close()
+
+
+# -- the options ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("request_, expected", [
+    ({}, (None, False)),
+    ({"cache_dir": None, "cache_sampled": False}, (None, False)),
+    ({"cache_dir": Path("c")}, (Path("c"), False)),
+    ({"cache_dir": "c", "cache_sampled": True}, (Path("c"), True)),
+])
+def test_the_cache_options_come_from_the_request(request_, expected):
+    from lrc.runtime.operate import from_request
+
+    options = from_request(request_)
+    assert (options.cache_dir, options.cache_sampled) == expected
+    assert not options.partial  # a cache changes which calls are paid, never which runs are made
+
+
+def test_cache_sampled_without_a_cache_is_an_options_error():
+    from lrc.runtime.operate import OptionsError, from_request
+
+    with pytest.raises(OptionsError, match="--cache-sampled needs --cache"):
+        from_request({"cache_sampled": True})
