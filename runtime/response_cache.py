@@ -36,8 +36,8 @@ folder paid to providers. The one case where the origin's usage cannot be priced
 refused as a miss: the origin's price billed no separate reasoning tokens (so its usage
 folded them into output) and this lock's price does.
 
-Hostile input: a row is used only if its payload is bounded JSON (`boundedjson`), its digest
-matches, it was written for this request and slot, every field has its type, and its stored
+Hostile input: a row is used only if its digest matches its payload text, the text is bounded
+JSON (`boundedjson`, the limits of a provider reply), it was written for this request and slot, every field has its type, and its stored
 cost is its usage at its stored price. Anything else is a miss (the call is made and paid),
 counted and reported once per execute, never an internal error. A file that is not an lrc
 response cache (not SQLite, other tables, triggers, another format) is refused before any
@@ -63,7 +63,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from lrc.runtime import boundedjson
-from lrc.runtime.lock.canonical import CanonicalError, digest
+from lrc.runtime.lock.canonical import digest_bytes
 from lrc.runtime.pricing import TOKEN_CLASSES, PricingError, call_cost, decimal_str
 from lrc.runtime.redact import redact_value
 
@@ -159,18 +159,20 @@ def _check_message(message: Any) -> None:
                    and isinstance(fn["name"], str) and isinstance(fn["arguments"], str), "a tool call has the wrong shape")
 
 
+def entry_digest(text: str) -> str:
+    """The digest a row keeps of its payload text (checked before the text is parsed)."""
+    return digest_bytes(_ENTRY_KIND, text.encode("utf-8", "surrogatepass"))
+
+
 def _decode(request: str, slot_: str, raw_payload: Any, raw_digest: Any, stored_at: Any) -> dict[str, Any]:
     """The row's payload, if it can be trusted; else `_Damaged`."""
+    _check(isinstance(raw_payload, str), "the entry is not text")
+    _check(isinstance(raw_digest, str) and raw_digest == entry_digest(raw_payload), "the entry's digest does not match its content")
     try:
         payload = boundedjson.loads(raw_payload)
     except boundedjson.Unparseable as exc:
         raise _Damaged(f"the entry is not bounded JSON ({exc})") from None
     _check(isinstance(payload, dict), "the entry is not an object")
-    try:
-        expected = digest(_ENTRY_KIND, payload)
-    except CanonicalError as exc:
-        raise _Damaged(f"the entry has no canonical form ({exc})") from None
-    _check(isinstance(raw_digest, str) and raw_digest == expected, "the entry's digest does not match its content")
     _check(isinstance(stored_at, str) and bool(_STAMP.fullmatch(stored_at)), "the entry's time stamp is malformed")
     _check(set(payload) == _PAYLOAD_KEYS, "the entry's fields are not a cache entry's")
     _check(payload["format"] == CACHE_FORMAT, "the entry is of another format")
@@ -360,17 +362,18 @@ class ResponseCache:
                    "cost_usd": decimal_str(call_cost(record["usage"], price)),
                    "response_model": record.get("response_model"),
                    "origin": {"plan": self.plan_digest, "edition": self.edition, "run": record["run"], "step": record["step"]}}
-        text = boundedjson.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        if self.redact(text) != text:
+        plain = boundedjson.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        if self.redact(plain) != plain:  # redact the strings, so the entry stays valid JSON
             payload = redact_value(payload, self.redact)
-            text = boundedjson.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        # Stored as ASCII: a lone surrogate a model sent stays an escape, never text SQLite cannot encode.
+        text = boundedjson.dumps(payload, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())  # only in the cache row
+        text_digest = entry_digest(text)
         try:
-            entry_digest = digest(_ENTRY_KIND, payload)
-            _decode(record["request"], slot_, text, entry_digest, stamp)
-        except (_Damaged, CanonicalError):
+            _decode(record["request"], slot_, text, text_digest, stamp)
+        except _Damaged:
             return None  # it would not read back (a reply beyond the limits): not worth storing
-        return record["request"], slot_, text, entry_digest, stamp
+        return record["request"], slot_, text, text_digest, stamp
 
     def _write_loop(self) -> None:
         conn: sqlite3.Connection | None = None
@@ -395,10 +398,12 @@ class ResponseCache:
                 for record, slot_, model in batch:
                     try:
                         row = self._entry(record, slot_, model)
-                    except (KeyError, TypeError, ValueError, PricingError):
+                    except Exception:  # noqa: BLE001 - an entry that cannot be built is not stored, never a crash
                         row = None
                     if row is not None:
                         rows.append(row)
+                    else:
+                        self.unstored += 1
                 if conn is None:
                     conn = self._connect()
                 conn.execute("BEGIN IMMEDIATE")
@@ -413,8 +418,8 @@ class ResponseCache:
                     raise
                 with self._count_lock:
                     self.stored += added
-            except sqlite3.Error as exc:
-                self.write_error = str(exc)
+            except Exception as exc:  # noqa: BLE001 - the journal has every response: storing stops, the run goes on
+                self.write_error = f"{type(exc).__name__}: {exc}" if not isinstance(exc, sqlite3.Error) else str(exc)
                 self.unstored += len(batch)
         if conn is not None:
             conn.close()
@@ -442,6 +447,8 @@ class ResponseCache:
         if self.damaged:
             lines.append(f"  {self.damaged} damaged or tampered cache entr{'y was' if self.damaged == 1 else 'ies were'} "
                          f"ignored (the calls were made); first: {self.first_damage}")
+        if self.unstored and self.write_error is None:
+            lines.append(f"  {self.unstored} response(s) were not stored (beyond the limits of a reply, or unreadable)")
         if self.write_error is not None:
             lines.append(f"  storing stopped: {self.write_error}; {self.unstored} response(s) were not stored "
                          f"(the journal has them; the next execute of this folder stores them)")

@@ -337,7 +337,7 @@ DAMAGES = ("payload-edited", "not-json", "wrong-type-redigested", "cost-lowered"
 def test_damaged_or_tampered_entries_are_misses_reported_once(server, locks, paid, tmp_path):
     """One entry per kind of damage; each is a miss (its call is made again), the run is
     unaffected, and one note counts them."""
-    from lrc.runtime.lock.canonical import digest
+    from lrc.runtime.response_cache import entry_digest
 
     first, cache, paid_count = paid
     copy = copy_cache(cache, tmp_path / "cache")
@@ -354,10 +354,10 @@ def test_damaged_or_tampered_entries_are_misses_reported_once(server, locks, pai
             new_payload = payload[:-7]
         elif damage == "wrong-type-redigested":  # a forger who recomputes the digest still fails the type checks
             entry["usage"]["output"] = "12"
-            new_payload, new_digest = json.dumps(entry), digest("lrc-response-cache-entry", entry)
+            new_payload, new_digest = json.dumps(entry), entry_digest(json.dumps(entry))
         elif damage == "cost-lowered":  # ... and the stored cost must be its usage at its price
             entry["usage"]["output"] = 0
-            new_payload, new_digest = json.dumps(entry), digest("lrc-response-cache-entry", entry)
+            new_payload, new_digest = json.dumps(entry), entry_digest(json.dumps(entry))
         elif damage == "moved":  # another request's answer under this key, digest and all
             new_payload, new_digest = spare[2], spare[3]
         elif damage == "blob":  # not text at all

@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from lrc.runtime.lock.canonical import digest
 from lrc.runtime.redact import build_redactor
-from lrc.runtime.response_cache import FILE_NAME, CacheError, ResponseCache, deterministic
+from lrc.runtime.response_cache import FILE_NAME, CacheError, ResponseCache, deterministic, entry_digest
 
 PLAN_A = "sha256:" + "a" * 64
 PLAN_B = "sha256:" + "b" * 64
@@ -24,7 +23,6 @@ PRICE = {"currency": "USD", "per_tokens": 1000000, "input": "1.25", "cached_inpu
          "as_of": "2026-11-29", "source": "test"}
 PRICE_REASONING = {**PRICE, "reasoning": "20.00"}
 MODEL = {"id": "openai/m", "role": "candidate", "sampling": {"temperature": 0}, "price": PRICE}
-ENTRY = "lrc-response-cache-entry"
 
 
 def request(n: int) -> str:
@@ -191,10 +189,7 @@ def test_a_forged_entry_with_a_matching_digest_is_still_a_miss(tmp_path, name, p
     fill(tmp_path, [(call(1), "I1", 1)])
     (req, slot_, payload, _, _), = rows(tmp_path)
     entry = _edit(json.loads(payload), path, value)
-    try:
-        forged_digest = digest(ENTRY, entry)
-    except Exception:  # noqa: BLE001 - a value without a canonical form: any digest will do
-        forged_digest = "sha256:" + "0" * 64
+    forged_digest = entry_digest(json.dumps(entry))
     with sqlite3.connect(tmp_path / FILE_NAME) as db:
         db.execute("UPDATE responses SET payload = ?, digest = ?", (json.dumps(entry), forged_digest))
     cache = ResponseCache(tmp_path, PLAN_B, "local.v2")
@@ -205,15 +200,23 @@ def test_a_forged_entry_with_a_matching_digest_is_still_a_miss(tmp_path, name, p
     cache.close()
 
 
+def _forged(text: str, stamp: str) -> tuple:
+    """A damaged text under its own digest, as a forger would store it: the limits must catch it."""
+    return text, entry_digest(text), stamp
+
+
 RAW_DAMAGE = [
     ("digest mismatch", lambda p, d, s: (p.replace('"ok"', '"OK"'), d, s)),
-    ("truncated JSON", lambda p, d, s: (p[:-3], d, s)),
-    ("not UTF-8", lambda p, d, s: (b"\xff" + p.encode(), d, s)),
+    ("digest of other text", lambda p, d, s: (p, entry_digest(p + " "), s)),
+    ("truncated JSON", lambda p, d, s: _forged(p[:-3], s)),
+    ("not UTF-8 text", lambda p, d, s: (b"\xff" + p.encode(), d, s)),
+    ("a blob of the right text", lambda p, d, s: (p.encode(), d, s)),
     ("integer payload", lambda p, d, s: (7, d, s)),
-    ("NaN", lambda p, d, s: (p.replace('"ok"', "NaN"), d, s)),
-    ("huge number", lambda p, d, s: (p.replace('"ok"', "9" * 500), d, s)),
-    ("oversized", lambda p, d, s: (p.replace('"ok"', '"' + "x" * 1_100_000 + '"'), d, s)),
-    ("nested past the limit", lambda p, d, s: (p.replace('"ok"', "[" * 5000 + "]" * 5000), d, s)),
+    ("not an object", lambda p, d, s: _forged("[1, 2]", s)),
+    ("NaN", lambda p, d, s: _forged(p.replace('"ok"', "NaN"), s)),
+    ("huge number", lambda p, d, s: _forged(p.replace('"ok"', "9" * 500), s)),
+    ("oversized", lambda p, d, s: _forged(p.replace('"ok"', '"' + "x" * 1_100_000 + '"'), s)),
+    ("nested past the limit", lambda p, d, s: _forged(p.replace('"ok"', "[" * 5000 + "]" * 5000), s)),
     ("digest blob", lambda p, d, s: (p, d.encode(), s)),
     ("time stamp", lambda p, d, s: (p, d, "yesterday")),
     ("time stamp integer", lambda p, d, s: (p, d, 1764374400)),
@@ -296,6 +299,22 @@ def test_no_api_key_is_written_to_the_cache(tmp_path):
     hit = cache.lookup(request(1), "I1", 1, MODEL)
     assert "[REDACTED:OPENAI_API_KEY]" in hit.response["message"]["content"]
     cache.close()
+
+
+@pytest.mark.parametrize("content", ["lone \ud800 surrogate", "accents é, 漢字 and emoji 🧾", "nul \x00 byte"])
+def test_any_text_a_model_sent_is_stored_and_read_back_exactly(tmp_path, content):
+    fill(tmp_path, [(call(1, content), "I1", 1)])
+    cache = ResponseCache(tmp_path, PLAN_B, "local.v2")
+    hit = cache.lookup(request(1), "I1", 1, MODEL)
+    assert hit is not None and hit.response["message"]["content"] == content
+    cache.close()
+
+
+def test_a_reply_beyond_the_limits_is_not_stored_and_nothing_fails(tmp_path):
+    cache = fill(tmp_path, [(call(1, "x" * 1_100_000), "I1", 1), (call(2), "I2", 1)])
+    assert [r[1] for r in rows(tmp_path)] == ["I2|r1"]
+    assert cache.write_error is None and cache.unstored == 1
+    assert any("not stored" in line for line in cache.report())
 
 
 # -- writing -------------------------------------------------------------------------------------
