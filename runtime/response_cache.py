@@ -37,11 +37,15 @@ refused as a miss: the origin's price billed no separate reasoning tokens (so it
 folded them into output) and this lock's price does.
 
 Hostile input: a row is used only if its digest matches its payload text, the text is bounded
-JSON (`boundedjson`, the limits of a provider reply), it was written for this request and slot, every field has its type, and its stored
-cost is its usage at its stored price. Anything else is a miss (the call is made and paid),
-counted and reported once per execute, never an internal error. A file that is not an lrc
-response cache (not SQLite, other tables, triggers, another format) is refused before any
-call. Entries are redacted like the journal (`redact`) before they are written.
+JSON (`boundedjson`, the limits of a provider reply), it was written for this request and
+slot, every field has its type, and its stored cost is its usage at its stored price.
+Anything else is a miss (the call is made and paid), counted and reported once per execute,
+never an internal error. A file that is not an lrc response cache (not SQLite, other tables,
+triggers, another format) is refused before any call. The digest detects damage, not a
+forger: whoever can write the cache can recompute it and feed a run well-formed answers, so
+a cache is shared only among those who trust each other, and every reused call names its
+origin (plan, run, step) for an audit against the origin's journal. Entries are redacted
+like the journal (`redact`) before they are written.
 
 Writes never block the event loop: entries go to a writer thread that commits them in
 batches (`synchronous=NORMAL`: a crash may lose the last batch -- such calls are simply
