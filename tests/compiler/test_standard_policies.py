@@ -16,6 +16,7 @@ import pytest
 
 from lrc.compiler.pipeline import compile_project
 from lrc.compiler.seeds import commitment
+from support import pinned
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -210,7 +211,7 @@ def test_an_edition_must_pin_the_analysis_code(tmp_path: Path, ref: str, code: s
 
     ref = ref.replace("vCURRENT", f"v{contract.COMPONENT_VERSION}")
     root = _copy(tmp_path)
-    _edit(root / "specs/editions/demo.yaml", "analysis: lrc.analysis.v1", f"analysis: {ref}")
+    _edit(root / "specs/editions/demo.yaml", f"analysis: {pinned('lrc.analysis')}", f"analysis: {ref}")
     found = _diags(compile_project(root, cache=False), code)
     assert [(d.path, d.pointer) for d in found] == [("specs/editions/demo.yaml", "/analysis")]
 
