@@ -81,6 +81,11 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--limit", type=_positive, metavar="N", help="run only the first N items (by index) of each cell; partial")
     e.add_argument("--shard", type=_shard, metavar="i/N",
                    help="run only shard i of N (a fixed partition of the runs by run key); combine the shards with `lrc merge`")
+    e.add_argument("--cache", type=Path, metavar="DIR",
+                   help="a response cache shared across output folders and plans: identical requests of earlier runs "
+                        "are answered from it without a call (temperature 0 only; created if missing)")
+    e.add_argument("--cache-sampled", action="store_true",
+                   help="with --cache: also reuse responses of sampled models (temperature > 0 or none given)")
 
     m = sub.add_parser("merge", help="combine shard folders of one plan into one run folder (journal, items, every output)")
     m.add_argument("lock", type=Path, metavar="PLAN.lock")
@@ -339,7 +344,8 @@ def _cmd_execute(args) -> int:
 
     return run_cli(args.lock, args.out, {"seed_file": args.seed_file, "progress": not args.no_progress, **operating,
                                          "models": flat(args.models), "workloads": flat(args.workloads),
-                                         "limit": args.limit, "shard": args.shard})
+                                         "limit": args.limit, "shard": args.shard,
+                                         "cache_dir": args.cache, "cache_sampled": args.cache_sampled})
 
 
 def _operating_request(args) -> dict | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import fcntl
 import importlib
 import json
@@ -149,8 +150,9 @@ def render_messages(workload: dict[str, Any], system: str, item, model: dict[str
 # -- execution ------------------------------------------------------------------------------
 
 async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, list], modules: dict[str, ModuleType],
-                   journal, progress: bool, settings, endpoint=None) -> Any:
-    """Run every pending run; the infrastructure figures (`infra.InfraStats`) come back."""
+                   journal, progress: bool, settings, endpoint=None, cache=None) -> Any:
+    """Run every pending run; the infrastructure figures (`infra.InfraStats`) come back.
+    `cache` is the response cache (`response_cache.ResponseCache`) of `--cache`, if any."""
     from lrc.runtime.models import adapter, infra
     from lrc.runtime.models.reference import CURRENT, ReferenceContext
     from lrc.runtime.systems.base import RunContext, Turn
@@ -197,11 +199,21 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
                     raise Aborted(f"{spec.key} step {step}: the request differs from the journaled one; the run is not deterministic")
                 r = done["response"]
                 return Turn(r["message"], r["finish_reason"], r["refusal"], r.get("invalid"))
+            # -- response cache (--cache): an identical request of an earlier run answers without a call
+            hit = cache.lookup(request, spec.item_id, spec.repetition, model) if cache is not None else None
+            if hit is not None:
+                await journal.commit({"type": "call", "run": spec.key, "step": step, "request": request, **hit.journal_fields()})
+                r = hit.response
+                return Turn(r["message"], r["finish_reason"], r["refusal"], r.get("invalid"))
+            # -- end response cache
             waiting = time.monotonic()
             async with unacknowledged[spec.model]:
                 waited_ms = int((time.monotonic() - waiting) * 1000)
                 res = await adapter.complete(model, messages, tools, system.get("request_timeout_seconds", 300), lanes[spec.model], budget)
-                await journal.commit(_call_record(spec, step, request, res, waited_ms))
+                record = _call_record(spec, step, request, res, waited_ms)
+                await journal.commit(record)
+            if cache is not None:  # response cache: store what was paid (after it is journaled)
+                cache.store(record, spec.item_id, spec.repetition, model)
             return Turn(res.message, res.finish_reason, res.refusal, res.invalid)
 
         budget = lanes[spec.model].run_budget()
@@ -468,7 +480,8 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
         lines = [f"{model}: set {' and '.join(names)}" for model, names in missing]
         raise Aborted("missing API credentials, nothing was called:\n  " + "\n  ".join(lines))
     modules = import_modules(plan)
-    with _OutLock(out):
+    cache = _open_cache(options, lock)  # --cache DIR
+    with _cache_closed(cache), _OutLock(out):
         journal_path = out / "journal.jsonl"
         try:
             journal = Journal(journal_path, lock["root_digest"], plan["edition"]["ref"], redact=build_redactor())
@@ -495,7 +508,9 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
                 # How this execute is operated, once, before the first run it journals (an
                 # execute with nothing to do leaves the journal as it was).
                 journal.append({"type": "session", "operation": options.operation(plan["models"])})
-            stats = asyncio.run(_execute(plan, chosen, items, modules, journal, progress, settings, options.endpoint))
+            if cache is not None:  # what earlier executes of this folder paid for, in case it is not stored yet
+                cache.store_journaled(journal.calls.values(), {r.key: r for r in runs}, plan["models"])
+            stats = asyncio.run(_execute(plan, chosen, items, modules, journal, progress, settings, options.endpoint, cache))
         except JournalWriteError as exc:
             kept = len(journal.runs)
             raise Unusable(f"{exc}; the {kept} run(s) journaled so far are kept. "
@@ -528,6 +543,32 @@ def _say_partial(command: str, summary, lock_path: Path, out: Path) -> None:
              f"(a subset, a limit, a shard, or an execute that was stopped); the folder gives no rate-card lines and no "
              f"qualifying verdict. Complete it with `lrc execute {lock_path} --out {out}` (no subset flags), "
              f"or combine shards with `lrc merge`.")
+
+
+def _open_cache(options: "RunOptions", lock: dict[str, Any]):
+    """The response cache of `--cache DIR`, or None; refused (nothing run) if it cannot be used."""
+    if options.cache_dir is None:
+        return None
+    from lrc.runtime.redact import build_redactor
+    from lrc.runtime.response_cache import CacheError, ResponseCache
+
+    try:
+        return ResponseCache(options.cache_dir, lock["root_digest"], lock["plan"]["edition"]["ref"],
+                             sampled=options.cache_sampled, redact=build_redactor())
+    except CacheError as exc:
+        raise Aborted(f"{exc}; nothing was called") from exc
+
+
+@contextlib.contextmanager
+def _cache_closed(cache):
+    """Flush and release the response cache when the execute ends, however it ends, and say what it did."""
+    try:
+        yield
+    finally:
+        if cache is not None:
+            cache.close()
+            for line in cache.report():
+                _say(f"lrc execute: {line}")
 
 
 def _finish(command: str, summary) -> int:

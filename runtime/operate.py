@@ -131,11 +131,15 @@ def from_request(request: dict | None = None, env: Mapping[str, str] | None = No
             sources[f"models/{model}/{name}"] = "flag"
     endpoints = {model: _endpoint(model, entry) for model, entry in per_model.items()}
     profile_path = request.get("profile_path")
+    cache_dir, cache_sampled = request.get("cache_dir"), bool(request.get("cache_sampled"))
+    if cache_sampled and cache_dir is None:
+        raise OptionsError("--cache-sampled needs --cache DIR (the cache whose sampled responses may be reused)")
     return RunOptions(settings=settings, endpoints=endpoints, seed_file=request.get("seed_file"),
                       progress=request.get("progress", True), profile_path=Path(profile_path) if profile_path else None,
                       sources=sources,
                       models=_names(request.get("models"), "--models"), workloads=_names(request.get("workloads"), "--workloads"),
-                      limit=_limit(request.get("limit")), shard=_shard(request.get("shard")))
+                      limit=_limit(request.get("limit")), shard=_shard(request.get("shard")),
+                      cache_dir=None if cache_dir is None else Path(cache_dir), cache_sampled=cache_sampled)
 
 
 def _endpoint(model: str, entry: dict[str, Any]) -> ModelEndpoint:

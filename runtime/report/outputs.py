@@ -166,6 +166,14 @@ def operation_summary(journal) -> dict[str, Any]:
     return {"about": "how the runs were operated (run profile, flags, LRC_* variables, defaults); never part of a "
                      "result or a digest", "sessions": distinct, "runs_without_record": unrecorded}
 
+def _reused(call: dict[str, Any]) -> dict[str, Any] | None:
+    """Where a reused response was paid (plan, edition, run, step) and what it cost there; None
+    for a call made by this folder. The cache's time stamp is left out: no wall clock in traces."""
+    origin = call.get("reused")
+    if not origin:
+        return None
+    return {k: origin[k] for k in ("plan", "edition", "run", "step", "usage", "cost_usd")}
+
 
 def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dict[str, list], modules: dict[str, ModuleType],
               journal, out: Path) -> Summary:
@@ -177,15 +185,38 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
     incomplete = 0
     covered = coverage(runs, journal)
     folder_coverage = {"partial": covered["partial"], "runs_planned": covered["planned"], "runs_not_run": covered["not_run"]}
+    # The response cache (`lrc execute --cache`): a reused call counts in cost and CPO like a
+    # call made here (its origin's tokens at this lock's prices); these say what was reused,
+    # what it cost where it was paid, and what this folder paid to providers.
+    reuse = {"reused_calls": 0, "reused_cost": Decimal(0), "reused_origin_cost": Decimal(0), "paid_calls": 0,
+             "paid_cost": Decimal(0), "origins": {}}
+    reuse_by_cell: dict[tuple[str, str, str], list] = {}
     for spec in runs:
         workload = plan["workloads"][spec.workload]
         model = plan["models"][spec.model]
         calls = [c for c in calls_by_run.get(spec.key, []) if spec.key in journal.runs or spec.key in journal.exhausted]
         price = price_for({m: e["price"] for m, e in plan["models"].items()}, spec.model)
-        cost = sum((call_cost({k: v for k, v in c["usage"].items()}, price) for c in calls), Decimal(0))
+        cost = Decimal(0)
+        for c in calls:
+            call_usd = call_cost({k: v for k, v in c["usage"].items()}, price)
+            cost += call_usd
+            origin = _reused(c)
+            if origin is None:
+                reuse["paid_calls"] += 1
+                reuse["paid_cost"] += call_usd
+                continue
+            reuse["reused_calls"] += 1
+            reuse["reused_cost"] += call_usd
+            reuse["reused_origin_cost"] += Decimal(origin["cost_usd"])
+            source = reuse["origins"].setdefault((origin["plan"], origin["edition"]), [0, Decimal(0)])
+            source[0] += 1
+            source[1] += Decimal(origin["cost_usd"])
+            cell = reuse_by_cell.setdefault((spec.workload, spec.model, spec.system), [0, Decimal(0)])
+            cell[0] += 1
+            cell[1] += Decimal(origin["cost_usd"])
         # Failed attempts of a call that ran out of retries never became a call record; they
-        # are in the run's exhaustion records, and they count too.
-        retries = sum(c["attempts"] - 1 for c in calls) + sum(len(x["failures"]) for x in journal.exhaustions.get(spec.key, []))
+        # are in the run's exhaustion records, and they count too. (A reused call made no attempt.)
+        retries = sum(max(0, c["attempts"] - 1) for c in calls) + sum(len(x["failures"]) for x in journal.exhaustions.get(spec.key, []))
         usage = _usage_total(calls)
         run = journal.runs.get(spec.key)
         base = {"workload": spec.workload, "model": spec.model, "system": spec.system, "item": spec.item_id,
@@ -222,13 +253,17 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
             "operation": operation_of(journal, spec.key),
             # The folder this run belongs to: a partial folder is not a full measurement.
             "folder_coverage": folder_coverage,
+            **({"reused_from": sorted({(o["plan"], o["edition"], o["run"]): {"plan": o["plan"], "edition": o["edition"], "run": o["run"]}
+                                       for o in map(_reused, calls) if o}.values(), key=lambda o: (o["plan"], o["run"]))}
+               if any(c.get("reused") for c in calls) else {}),
         })
         _dump(folder / "trace.json", {
             "trace_format": TRACE_FORMAT,
             "messages": run["transcript"],
             "calls": [{"step": c["step"], "request_digest": c["request"], "finish_reason": c["response"]["finish_reason"],
                        "refusal": c["response"]["refusal"], "usage": c["usage"], "attempts": c["attempts"],
-                       "infra_failures": c["infra_failures"]} for c in calls],
+                       "infra_failures": c["infra_failures"], **({"reused": _reused(c)} if c.get("reused") else {})}
+                      for c in calls],
             "events": run["events"],
             "stop": {"outcome": run["outcome"], "steps": run["steps"], "submitted_through_tool": run["submitted"]},
             "cost_usd": decimal_str(cost),
@@ -249,7 +284,10 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
                f"no rates, qualifying verdicts, frontier premiums or agentic multipliers") if partial else agg.derived(cells, edition)
     agg.write_cells(cells, out)
     calibration = agg.calibration(cells)
-    card = rate_card_markdown(cells, derived, edition, covered)
+    reused_notes = {key: (n, origin) for key, (n, origin) in reuse_by_cell.items()}
+    card = rate_card_markdown(cells, derived, edition, covered, reused=reused_notes,
+                              reuse_totals=(reuse["reused_calls"], reuse["reused_calls"] + reuse["paid_calls"],
+                                            reuse["reused_cost"], reuse["reused_origin_cost"], reuse["paid_cost"]))
     _write_text(out / "rate-card.md", card)
     _dump(out / "summary.json", {
         "plan_digest": lock["root_digest"], "edition": plan["edition"]["ref"], "runs_planned": len(runs),
@@ -258,6 +296,15 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
         "coverage": [c for c in covered["cells"] if c["made"] < c["planned"]],
         "derived": json.loads(json.dumps(derived, default=str)), "calibration": calibration, "software": versions,
         "operation": operation_summary(journal),
+        "response_cache": {
+            "reused_calls": reuse["reused_calls"],
+            "reused_cost_usd": decimal_str(reuse["reused_cost"]),  # at this lock's prices: in cost and CPO
+            "reused_origin_cost_usd": decimal_str(reuse["reused_origin_cost"]),  # as paid where they were paid
+            "paid_calls": reuse["paid_calls"],
+            "paid_cost_usd": decimal_str(reuse["paid_cost"]),  # what this folder's own calls cost
+            "reused_from": [{"plan": plan_digest, "edition": ed, "calls": n, "origin_cost_usd": decimal_str(c)}
+                            for (plan_digest, ed), (n, c) in sorted(reuse["origins"].items())],
+        },
     })
     where = (f"\nOutputs in {out}:\n"
              f"  rate card       {out / 'rate-card.md'}\n"

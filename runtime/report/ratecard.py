@@ -163,7 +163,8 @@ def _partial_banner(coverage: Mapping[str, Any]) -> list[str]:
     return lines + [""]
 
 
-def _cell_table(cells: list[dict[str, Any]], threshold: str) -> list[str]:
+def _cell_table(cells: list[dict[str, Any]], threshold: str,
+                reused: Mapping[tuple, tuple[int, Decimal]] | None = None) -> list[str]:
     lines = [
         f"| model | system | role | passes/n | Wilson 95% | P(p ≥ {threshold}) | cost | "
         "CPO | qualifying | notes |",
@@ -180,6 +181,9 @@ def _cell_table(cells: list[dict[str, Any]], threshold: str) -> list[str]:
         ]
         if Decimal(c["infra_cost_usd"]):
             notes.append(f"infra spend {_usd(Decimal(c['infra_cost_usd']))} (not in CPO)")
+        reused_here = (reused or {}).get(tuple(c[k] for k in CELL_KEY))
+        if reused_here and reused_here[0]:
+            notes.append(f"{reused_here[0]} reused responses (paid originally {_usd(reused_here[1])})")
         partial = bool(c.get("partial"))
         qualifying = "check (not scored)" if is_check else (PARTIAL_NOTE if partial else ("yes" if c["qualifying"] else "no"))
         p_q = PARTIAL_NOTE if partial else ("n/a" if c["p_qualifying"] is None else f"{c['p_qualifying']:.3f}")
@@ -192,11 +196,16 @@ def _cell_table(cells: list[dict[str, Any]], threshold: str) -> list[str]:
 
 
 def rate_card_markdown(cells: pl.DataFrame, derived: Mapping[str, Any] | str,
-                       edition: Mapping[str, Any], coverage: Mapping[str, Any] | None = None) -> str:
+                       edition: Mapping[str, Any], coverage: Mapping[str, Any] | None = None,
+                       reused: Mapping[tuple, tuple[int, Decimal]] | None = None,
+                       reuse_totals: tuple[int, int, Decimal, Decimal, Decimal] | None = None) -> str:
     """The rate card as Markdown: rates per system, multipliers, cell tables, footer.
 
     `coverage` (`outputs.coverage`) with runs not made marks the card partial: a banner and the
-    cells short of the plan instead of rates and multipliers (`derived` is then unused)."""
+    cells short of the plan instead of rates and multipliers (`derived` is then unused).
+    `reused` (cell key -> reused calls, what they cost where they were paid) and `reuse_totals`
+    (reused calls, all calls, their cost at this edition's prices, at their origins' prices,
+    this folder's own calls' cost) describe responses answered from a response cache."""
     threshold = str(edition["qualifying_threshold"])
     rows = sorted(cells.iter_rows(named=True), key=lambda c: tuple(c[k] for k in CELL_KEY))
     by_key = {tuple(c[k] for k in CELL_KEY): c for c in rows}
@@ -210,7 +219,7 @@ def rate_card_markdown(cells: pl.DataFrame, derived: Mapping[str, Any] | str,
         "",
     ]
     if partial:
-        return "\n".join(out + _partial_banner(coverage) + _cells_and_footer(rows, threshold, edition, brand))
+        return "\n".join(out + _partial_banner(coverage) + _cells_and_footer(rows, threshold, edition, brand, reused, reuse_totals))
     workloads = derived["workloads"]
     systems = sorted({s for w in workloads.values() for s in w["systems"]},
                      key=lambda s: (_SYSTEM_ORDER.get(s, 99), s))
@@ -227,15 +236,26 @@ def rate_card_markdown(cells: pl.DataFrame, derived: Mapping[str, Any] | str,
         out += ["## Agentic multiplier (agentic CPO ÷ single-shot CPO)", ""]
         out += [f"- {_items_per_card(edition, w)[0]} · {m}: {_ratio(v)}" for w, m, v in multipliers]
         out.append("")
-    return "\n".join(out + _cells_and_footer(rows, threshold, edition, brand))
+    return "\n".join(out + _cells_and_footer(rows, threshold, edition, brand, reused, reuse_totals))
 
 
-def _cells_and_footer(rows: list[dict[str, Any]], threshold: str, edition: Mapping[str, Any], brand: str) -> list[str]:
+def _cells_and_footer(rows: list[dict[str, Any]], threshold: str, edition: Mapping[str, Any], brand: str,
+                      reused: Mapping[tuple, tuple[int, Decimal]] | None = None,
+                      reuse_totals: tuple[int, int, Decimal, Decimal, Decimal] | None = None) -> list[str]:
     out = ["## Cells", ""]
     for workload in sorted({c["workload"] for c in rows}):
         out += [f"### {workload}", ""]
-        out += _cell_table([c for c in rows if c["workload"] == workload], threshold)
+        out += _cell_table([c for c in rows if c["workload"] == workload], threshold, reused)
         out.append("")
+    if reuse_totals and reuse_totals[0]:
+        n, total, here, origin, paid = reuse_totals
+        out += [
+            f"Response cache: {n} of {total} calls were answered from responses paid by earlier runs "
+            f"(listed in summary.json and marked in each trace). Their tokens are counted in cost and CPO at "
+            f"this edition's frozen prices ({_usd(here)}; paid originally {_usd(origin)}). "
+            f"Paid to providers by this run: {_usd(paid)}.",
+            "",
+        ]
     out += [
         "Infrastructure-check and floor-check models are shown as checks of the harness; "
         "they are never rate-card candidates.",
