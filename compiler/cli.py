@@ -64,6 +64,12 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--seed-file", type=Path, help="the held-out seed of a held-out edition")
     e.add_argument("--no-progress", action="store_true")
 
+    es = sub.add_parser("estimate", help="the cost range of the full edition per cell and in total, before any call")
+    es.add_argument("lock", type=Path, metavar="PLAN.lock")
+    es.add_argument("--seed-file", type=Path, help="the held-out seed of a held-out edition (its items are counted)")
+    es.add_argument("--profile", type=Path, metavar="RUN.yaml", help="a run profile (operating settings; they change no forecast figure)")
+    es.add_argument("--format", choices=["text", "json"], default="text")
+
     r = sub.add_parser("report", help="rebuild cells, traces and the rate card of a run folder from its journal")
     r.add_argument("lock", type=Path, metavar="PLAN.lock")
     r.add_argument("--out", type=Path, required=True)
@@ -284,6 +290,14 @@ def _cmd_execute(args) -> int:
     return run_cli(args.lock, args.out, {"seed_file": args.seed_file, "progress": not args.no_progress})
 
 
+def _cmd_estimate(args) -> int:
+    if (refused := _not_a_lock(args.lock, "estimate")) is not None:
+        return refused
+    from lrc.runtime.execute import estimate_cli
+
+    return estimate_cli(args.lock, {"seed_file": args.seed_file, "format": args.format, "profile_path": args.profile})
+
+
 def _cmd_report(args) -> int:
     if (refused := _not_a_lock(args.lock, "report")) is not None:
         return refused
@@ -437,7 +451,7 @@ def _cmd_explain(args) -> int:
 
 
 COMMANDS = {"compile": _cmd_compile, "bump": _cmd_bump, "diff": _cmd_diff, "render": _cmd_render, "execute": _cmd_execute,
-            "report": _cmd_report, "explain": _cmd_explain, "seed": _cmd_seed, "pricing": _cmd_pricing}
+            "estimate": _cmd_estimate, "report": _cmd_report, "explain": _cmd_explain, "seed": _cmd_seed, "pricing": _cmd_pricing}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -399,6 +399,36 @@ def run_cli(lock_path: Path, out: Path, request: dict[str, Any] | None = None) -
         return EXIT_UNUSABLE
 
 
+def estimate_cli(lock_path: Path, request: dict[str, Any] | None = None) -> int:
+    """`lrc estimate`: the forecast cost of the full edition, before any call (`lrc.runtime.estimate`).
+    `request` holds the flags: `seed_file`, `format` ("text" | "json") and `profile_path` (a run
+    profile: operating settings only, which change no forecast figure)."""
+    import json
+
+    from lrc.runtime import estimate
+    from lrc.runtime import items as item_gen
+    from lrc.runtime.redact import build_redactor
+
+    request = dict(request or {})
+    redact = build_redactor()
+    try:
+        lock = load_verified(lock_path)
+        plan = lock["plan"]
+        items = item_gen.generate(plan, resolve_seed(plan, request.get("seed_file")))
+        fc = estimate.forecast(plan, lock["root_digest"], items)
+    except Refused as exc:
+        _say(redact(f"lrc estimate: {exc}"))
+        return EXIT_REFUSED
+    except estimate.EstimateError as exc:
+        _say(redact(f"lrc estimate: {exc}"))
+        return EXIT_PROBLEMS
+    if request.get("format") == "json":
+        sys.stdout.write(json.dumps({"command": "estimate", **fc.as_json()}, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(estimate.text(fc))
+    return EXIT_OK
+
+
 def report_cli(lock_path: Path, out: Path) -> int:
     """Rebuild every output of a run folder from its journal, without calling any model."""
     from lrc.runtime import items as item_gen
