@@ -4,8 +4,8 @@ Exit codes: 0 ok; 1 problems in specs or inputs the user can fix; 2 usage error;
 3 a run ended incomplete (infrastructure failures exhausted their retries: run it again to
 resume); 4 a plan.lock or output folder was refused (tampered, stale or foreign); 5 calibration
 failed (`execute`/`report`: the oracle below n/n or the null model above 0 in some cell); 6 the
-output folder is unusable (a file, read-only, disk full: fix it and rerun to resume); 70 an
-internal error (a bug).
+output folder is unusable (a file, read-only, disk full: fix it and rerun to resume); 7 the
+`--budget` was reached (no further call started; a larger budget resumes); 70 an internal error (a bug).
 `lrc diff` follows Terraform's -detailed-exitcode: 0 nothing changed, 2 something changed,
 1 error (spec errors, a bad ref or lock).
 The compile path imports neither litellm nor polars nor the runtime: `execute`, `report` and
@@ -63,6 +63,9 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--out", type=Path, required=True, help="output folder (journal, items, traces, cells, rate card); rerun to resume")
     e.add_argument("--seed-file", type=Path, help="the held-out seed of a held-out edition")
     e.add_argument("--no-progress", action="store_true")
+    e.add_argument("--budget", type=_usd, metavar="USD",
+                   help="never start a call that could take the total spent in this folder above USD (exit 7 when reached; "
+                        "a larger budget resumes)")
 
     es = sub.add_parser("estimate", help="the cost range of the full edition per cell and in total, before any call")
     es.add_argument("lock", type=Path, metavar="PLAN.lock")
@@ -101,6 +104,15 @@ def _index(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError("item indexes start at 0")
     return value
+
+
+def _usd(text: str) -> str:
+    """A --budget amount: a plain decimal number of USD, zero or more (kept as text: Decimal downstream)."""
+    import re
+
+    if not re.fullmatch(r"\$?\d+(\.\d+)?", text.strip()):
+        raise argparse.ArgumentTypeError(f"not an amount of USD (e.g. 25 or 12.50): {text!r}")
+    return text.strip().lstrip("$")
 
 
 def _date(text: str) -> str:
@@ -287,7 +299,8 @@ def _cmd_execute(args) -> int:
         return refused
     from lrc.runtime.execute import run_cli
 
-    return run_cli(args.lock, args.out, {"seed_file": args.seed_file, "progress": not args.no_progress})
+    return run_cli(args.lock, args.out, {"seed_file": args.seed_file, "progress": not args.no_progress,
+                                          "budget": args.budget})
 
 
 def _cmd_estimate(args) -> int:

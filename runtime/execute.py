@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from lrc.runtime.operate import RunOptions
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_INCOMPLETE, EXIT_REFUSED, EXIT_CALIBRATION, EXIT_UNUSABLE = 0, 1, 3, 4, 5, 6
+EXIT_BUDGET = 7  # --budget reached: no further call was started; a larger budget resumes
 
 
 class Refused(Exception):
@@ -146,8 +147,10 @@ def render_messages(workload: dict[str, Any], system: str, item, model: dict[str
 # -- execution ------------------------------------------------------------------------------
 
 async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, list], modules: dict[str, ModuleType],
-                   journal, progress: bool, settings) -> Any:
-    """Run every pending run; the infrastructure figures (`infra.InfraStats`) come back."""
+                   journal, progress: bool, settings, spending=None) -> Any:
+    """Run every pending run; the infrastructure figures (`infra.InfraStats`) come back.
+    `spending` is the execute's `budget.Budget` (--budget), or None."""
+    from lrc.runtime.budget import BudgetReached
     from lrc.runtime.models import adapter, infra
     from lrc.runtime.models.reference import CURRENT, ReferenceContext
     from lrc.runtime.systems.base import RunContext, Turn
@@ -164,6 +167,8 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
              for m, entry in plan["models"].items()}
 
     async def one(spec: RunSpec) -> None:
+        if spending is not None and spending.stopped:  # --budget reached: no run starts any more
+            return
         workload = plan["workloads"][spec.workload]
         model = plan["models"][spec.model]
         system_ref = workload["spec"]["systems"][spec.system]["system"]
@@ -187,7 +192,17 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
                     raise Aborted(f"{spec.key} step {step}: the request differs from the journaled one; the run is not deterministic")
                 r = done["response"]
                 return Turn(r["message"], r["finish_reason"], r["refusal"], r.get("invalid"))
-            res = await adapter.complete(model, messages, tools, system.get("request_timeout_seconds", 300), lanes[spec.model], budget)
+            # -- --budget (runtime/budget.py): reserve the call's worst case; its actual cost replaces it below.
+            hold = await spending.reserve(spec.model, messages, tools) if spending is not None else None
+            try:
+                res = await adapter.complete(model, messages, tools, system.get("request_timeout_seconds", 300), lanes[spec.model], budget)
+            except BaseException:
+                if hold is not None:
+                    spending.release(hold)
+                raise
+            if hold is not None:
+                spending.settle(hold, spec.model, res.usage)
+            # -- end --budget
             journal.append({"type": "call", "run": spec.key, "step": step, "request": request,
                             "response": {"message": res.message, "finish_reason": res.finish_reason, "refusal": res.refusal,
                                          **({"invalid": res.invalid} if res.invalid else {})},
@@ -201,6 +216,8 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
                          call=call, toolbox=toolbox)
         try:
             outcome = await runner.run(ctx)
+        except BudgetReached:  # the run stops unjournaled; its journaled calls are replayed on resume
+            return
         except adapter.InfraExhausted as exc:
             journal.append({"type": "infra_exhausted", "run": spec.key, "failures": [vars(f) for f in exc.failures],
                             "reason": getattr(exc, "reason", "retries-exhausted")})
@@ -293,9 +310,11 @@ class _OutLock:
 
 
 def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
+    from lrc.runtime import budget
     from lrc.runtime import items as item_gen
     from lrc.runtime.journal import Journal, JournalError, JournalWriteError
     from lrc.runtime.models import adapter
+    from lrc.runtime.pricing import decimal_str
     from lrc.runtime.redact import build_redactor
 
     settings = options.settings
@@ -329,7 +348,11 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
             done = sum(1 for r in runs if r.key in journal.runs)
             if done:
                 _say(f"resuming: {done} of {len(runs)} runs already journaled; they are not repeated")
-            stats = asyncio.run(_execute(plan, runs, items, modules, journal, progress, settings))
+            try:
+                spending = budget.open_budget(options.budget, plan, journal)
+            except budget.BudgetUnusable as exc:
+                raise Aborted(f"--budget: {exc}") from exc
+            stats = asyncio.run(_execute(plan, runs, items, modules, journal, progress, settings, spending))
         except JournalWriteError as exc:
             kept = len(journal.runs)
             raise Unusable(f"{exc}; the {kept} run(s) journaled so far are kept. "
@@ -346,6 +369,16 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
     for model, reason in sorted(stats.stopped.items()):
         endpoint = plan["models"][model].get("api_base") or "its provider's default endpoint"
         _say(f"lrc execute: {model} ({endpoint}) was stopped: {reason}")
+    if spending is not None and spending.stopped:
+        _say(f"lrc execute: budget reached: the next call could cost up to ${decimal_str(spending.refused)}, more than is "
+             f"left; no further call was started. {spending.summary()}. {summary.incomplete} run(s) not made: run the same "
+             f"command with a larger --budget to resume (journaled calls are not paid again).")
+        if spending.overrun:
+            _say(f"lrc execute: warning: actual costs exceeded their reservations by ${decimal_str(spending.overrun)} "
+                 f"(the provider counted more tokens than lrc's offline count plus its margin)")
+        return EXIT_CALIBRATION if _finish("lrc execute", summary) == EXIT_CALIBRATION else EXIT_BUDGET
+    if spending is not None:
+        _say(f"lrc execute: budget: {spending.summary()}")
     if summary.incomplete:
         _say(f"lrc execute: {summary.incomplete} run(s) were excluded after infrastructure failures "
              f"({stats.describe_exclusions()}); "
@@ -364,10 +397,13 @@ def _finish(command: str, summary) -> int:
 
 
 def _write_outputs(lock, plan, runs, items, modules, journal, out: Path):
+    from lrc.runtime import estimate
     from lrc.runtime.report import outputs
 
+    # The forecast of `lrc estimate`, recomputed from the lock by the same code, beside the actual cost.
+    forecast = estimate.for_report(estimate.forecast(plan, lock["root_digest"], items, runs))
     try:
-        return outputs.write_all(lock, plan, runs, items, modules, journal, out)
+        return outputs.write_all(lock, plan, runs, items, modules, journal, out, forecast)
     except OSError as exc:
         raise Unusable(f"cannot write the outputs in {out}: {_os_problem(exc)}; the journal is intact: fix it and run "
                        f"`lrc report` (or the same `lrc execute`) again") from exc

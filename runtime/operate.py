@@ -71,4 +71,15 @@ def from_request(request: dict | None = None) -> RunOptions:
         settings = InfraSettings.from_env()
     except ValueError as exc:
         raise OptionsError(f"bad setting: {exc}") from exc
-    return RunOptions(settings=settings, seed_file=request.get("seed_file"), progress=request.get("progress", True))
+    budget = request.get("budget")
+    if budget is not None:
+        if isinstance(budget, (float, bool)) or not isinstance(budget, (str, int, Decimal)):
+            raise OptionsError(f"--budget must be a decimal amount of USD, got {budget!r}")
+        try:
+            budget = Decimal(budget)
+        except ArithmeticError:
+            raise OptionsError(f"--budget must be a decimal amount of USD, got {budget!r}") from None
+        if not budget.is_finite() or budget < 0:
+            raise OptionsError(f"--budget must be a finite amount of USD, zero or more, got {request.get('budget')!r}")
+    return RunOptions(settings=settings, seed_file=request.get("seed_file"), progress=request.get("progress", True),
+                      budget=budget)
