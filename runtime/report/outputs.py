@@ -31,7 +31,7 @@ from lrc.runtime.report import aggregate as agg
 from lrc.runtime.report.ratecard import rate_card_markdown
 
 COMPONENT_ID = "lrc.analysis"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 
 TRACE_FORMAT = 1
 
