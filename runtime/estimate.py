@@ -251,6 +251,7 @@ def forecast(plan: dict[str, Any], root_digest: str, items: dict[str, list], run
     cells: dict[tuple[str, str, str], CellForecast] = {}
     per_run: dict[tuple[str, str, str, str], dict[str, Figures]] = {}
     files_seen = False
+    counted: dict[tuple, tuple[int, int]] = {}
     reasoning_priced = []
     for spec in runs:
         workload = plan["workloads"][spec.workload]
@@ -271,9 +272,15 @@ def forecast(plan: dict[str, Any], root_digest: str, items: dict[str, list], run
             use = workload["spec"]["systems"][spec.system]
             system = plan["systems"][use["system"]]["spec"]
             tools = workload["tools"].get(spec.system) or None
-            files_seen = files_seen or attaches_files(workload, model)
-            first = counter.prompt(render_messages(workload, spec.system, item, model), tools)
-            answer = counter.text(json.dumps(item.answer_key, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
+            files = attaches_files(workload, model)
+            files_seen = files_seen or files
+            # Models counted by the same rule share one count (the reference models: one rule).
+            shared = (counter.rule if counter.exact else spec.model, spec.workload, spec.system, spec.item_index, files)
+            if shared not in counted:
+                counted[shared] = (
+                    counter.prompt(render_messages(workload, spec.system, item, model), tools),
+                    counter.text(json.dumps(item.answer_key, sort_keys=True, ensure_ascii=False, separators=(",", ":"))))
+            first, answer = counted[shared]
             try:
                 per_run[key] = run_figures(first, answer, int(system.get("max_steps", 1)), bool(tools),
                                            int((use.get("tools") or {}).get("max_result_chars", 20000)), caps[spec.model][0], price)
