@@ -371,8 +371,8 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
         _say(f"lrc execute: {model} ({endpoint}) was stopped: {reason}")
     if spending is not None and spending.stopped:
         _say(f"lrc execute: budget reached: the next call could cost up to ${decimal_str(spending.refused)}, more than is "
-             f"left; no further call was started. {spending.summary()}. {summary.incomplete} run(s) not made: run the same "
-             f"command with a larger --budget to resume (journaled calls are not paid again).")
+             f"left; no further call was started. {spending.summary()}. {summary.incomplete} run(s) have no result yet: run the "
+             f"same command with a larger --budget to resume (journaled calls are not paid again).")
         if spending.overrun:
             _say(f"lrc execute: warning: actual costs exceeded their reservations by ${decimal_str(spending.overrun)} "
                  f"(the provider counted more tokens than lrc's offline count plus its margin)")
