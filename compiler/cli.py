@@ -6,8 +6,8 @@ resume; a partial execute -- a subset, a limit or a shard -- that made every run
 make exits 0); 4 a plan.lock or output folder was refused (tampered, stale or foreign; for `merge`
 also a folder that is not a run folder, or overlapping folders that disagree); 5 calibration
 failed (`execute`/`report`: the oracle below n/n or the null model above 0 in some cell); 6 the
-output folder is unusable (a file, read-only, disk full: fix it and rerun to resume); 70 an
-internal error (a bug).
+output folder is unusable (a file, read-only, disk full: fix it and rerun to resume); 7 the
+`--budget` was reached (no further call started; a larger budget resumes); 70 an internal error (a bug).
 `lrc diff` follows Terraform's -detailed-exitcode: 0 nothing changed, 2 something changed,
 1 error (spec errors, a bad ref or lock).
 The compile path imports neither litellm nor polars nor the runtime: `execute`, `report`, `merge`
@@ -86,12 +86,21 @@ def _parser() -> argparse.ArgumentParser:
                         "are answered from it without a call (temperature 0 only; created if missing)")
     e.add_argument("--cache-sampled", action="store_true",
                    help="with --cache: also reuse responses of sampled models (temperature > 0 or none given)")
+    e.add_argument("--budget", type=_usd, metavar="USD",
+                   help="never start a call that could take the total spent in this folder above USD (exit 7 when reached; "
+                        "a larger budget resumes)")
 
     m = sub.add_parser("merge", help="combine shard folders of one plan into one run folder (journal, items, every output)")
     m.add_argument("lock", type=Path, metavar="PLAN.lock")
     m.add_argument("folders", type=Path, nargs="+", metavar="FOLDER", help="run folders of that plan (`lrc execute --out`)")
     m.add_argument("--out", type=Path, required=True, help="the merged folder: new, or one of the FOLDERs")
     m.add_argument("--seed-file", type=Path, help="the held-out seed of a held-out edition")
+
+    es = sub.add_parser("estimate", help="the cost range of the full edition per cell and in total, before any call")
+    es.add_argument("lock", type=Path, metavar="PLAN.lock")
+    es.add_argument("--seed-file", type=Path, help="the held-out seed of a held-out edition (its items are counted)")
+    es.add_argument("--profile", type=Path, metavar="RUN.yaml", help="a run profile (operating settings; they change no forecast figure)")
+    es.add_argument("--format", choices=["text", "json"], default="text")
 
     r = sub.add_parser("report", help="rebuild cells, traces and the rate card of a run folder from its journal")
     r.add_argument("lock", type=Path, metavar="PLAN.lock")
@@ -150,6 +159,15 @@ def _index(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError("item indexes start at 0")
     return value
+
+
+def _usd(text: str) -> str:
+    """A --budget amount: a plain decimal number of USD, zero or more (kept as text: Decimal downstream)."""
+    import re
+
+    if not re.fullmatch(r"\$?\d+(\.\d+)?", text.strip()):
+        raise argparse.ArgumentTypeError(f"not an amount of USD (e.g. 25 or 12.50): {text!r}")
+    return text.strip().lstrip("$")
 
 
 def _date(text: str) -> str:
@@ -345,7 +363,8 @@ def _cmd_execute(args) -> int:
     return run_cli(args.lock, args.out, {"seed_file": args.seed_file, "progress": not args.no_progress, **operating,
                                          "models": flat(args.models), "workloads": flat(args.workloads),
                                          "limit": args.limit, "shard": args.shard,
-                                         "cache_dir": args.cache, "cache_sampled": args.cache_sampled})
+                                         "cache_dir": args.cache, "cache_sampled": args.cache_sampled,
+                                         "budget": args.budget})
 
 
 def _operating_request(args) -> dict | None:
@@ -390,6 +409,14 @@ def _cmd_merge(args) -> int:
     from lrc.runtime.execute import merge_cli
 
     return merge_cli(args.lock, args.folders, args.out, seed_file=args.seed_file)
+
+
+def _cmd_estimate(args) -> int:
+    if (refused := _not_a_lock(args.lock, "estimate")) is not None:
+        return refused
+    from lrc.runtime.execute import estimate_cli
+
+    return estimate_cli(args.lock, {"seed_file": args.seed_file, "format": args.format, "profile_path": args.profile})
 
 
 def _cmd_report(args) -> int:
@@ -545,7 +572,8 @@ def _cmd_explain(args) -> int:
 
 
 COMMANDS = {"compile": _cmd_compile, "bump": _cmd_bump, "diff": _cmd_diff, "render": _cmd_render, "execute": _cmd_execute,
-            "report": _cmd_report, "merge": _cmd_merge, "explain": _cmd_explain, "seed": _cmd_seed, "pricing": _cmd_pricing}
+            "estimate": _cmd_estimate, "report": _cmd_report, "merge": _cmd_merge, "explain": _cmd_explain, "seed": _cmd_seed,
+            "pricing": _cmd_pricing}
 
 
 def main(argv: list[str] | None = None) -> int:

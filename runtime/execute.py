@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from lrc.runtime.operate import RunOptions
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_INCOMPLETE, EXIT_REFUSED, EXIT_CALIBRATION, EXIT_UNUSABLE = 0, 1, 3, 4, 5, 6
+EXIT_BUDGET = 7  # --budget reached: no further call was started; a larger budget resumes
 
 
 class Refused(Exception):
@@ -150,9 +151,11 @@ def render_messages(workload: dict[str, Any], system: str, item, model: dict[str
 # -- execution ------------------------------------------------------------------------------
 
 async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, list], modules: dict[str, ModuleType],
-                   journal, progress: bool, settings, endpoint=None, cache=None) -> Any:
+                   journal, progress: bool, settings, endpoint=None, cache=None, spending=None) -> Any:
     """Run every pending run; the infrastructure figures (`infra.InfraStats`) come back.
-    `cache` is the response cache (`response_cache.ResponseCache`) of `--cache`, if any."""
+    `cache` is the response cache (`response_cache.ResponseCache`) of `--cache`, if any;
+    `spending` is the execute's `budget.Budget` (--budget), or None."""
+    from lrc.runtime.budget import BudgetReached
     from lrc.runtime.models import adapter, infra
     from lrc.runtime.models.reference import CURRENT, ReferenceContext
     from lrc.runtime.systems.base import RunContext, Turn
@@ -176,6 +179,8 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
     unacknowledged = {m: asyncio.Semaphore(lane.limiter.max) for m, lane in lanes.items()}
 
     async def one(spec: RunSpec) -> None:
+        if spending is not None and spending.stopped:  # --budget reached: no run starts any more
+            return
         workload = plan["workloads"][spec.workload]
         model = plan["models"][spec.model]
         system_ref = workload["spec"]["systems"][spec.system]["system"]
@@ -206,10 +211,20 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
                 r = hit.response
                 return Turn(r["message"], r["finish_reason"], r["refusal"], r.get("invalid"))
             # -- end response cache
+            # -- --budget (runtime/budget.py): reserve the call's worst case; its actual cost replaces it below.
+            hold = await spending.reserve(spec.model, messages, tools) if spending is not None else None
             waiting = time.monotonic()
             async with unacknowledged[spec.model]:
                 waited_ms = int((time.monotonic() - waiting) * 1000)
-                res = await adapter.complete(model, messages, tools, system.get("request_timeout_seconds", 300), lanes[spec.model], budget)
+                try:
+                    res = await adapter.complete(model, messages, tools, system.get("request_timeout_seconds", 300), lanes[spec.model], budget)
+                except BaseException:
+                    if hold is not None:
+                        spending.release(hold)
+                    raise
+                if hold is not None:
+                    spending.settle(hold, spec.model, res.usage)
+                # -- end --budget
                 record = _call_record(spec, step, request, res, waited_ms)
                 await journal.commit(record)
             if cache is not None:  # response cache: store what was paid (after it is journaled)
@@ -222,6 +237,8 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
                          call=call, toolbox=toolbox)
         try:
             outcome = await runner.run(ctx)
+        except BudgetReached:  # the run stops unjournaled; its journaled calls are replayed on resume
+            return
         except adapter.InfraExhausted as exc:
             await journal.commit({"type": "infra_exhausted", "run": spec.key, "failures": [vars(f) for f in exc.failures],
                             "reason": getattr(exc, "reason", "retries-exhausted")})
@@ -448,10 +465,12 @@ def _selection(options: "RunOptions") -> Any:
 
 
 def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
+    from lrc.runtime import budget
     from lrc.runtime import items as item_gen
     from lrc.runtime import selection
     from lrc.runtime.journal import Journal, JournalError, JournalWriteError
     from lrc.runtime.models import adapter
+    from lrc.runtime.pricing import decimal_str
     from lrc.runtime.redact import build_redactor
 
     settings = options.settings
@@ -510,7 +529,12 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
                 journal.append({"type": "session", "operation": options.operation(plan["models"])})
             if cache is not None:  # what earlier executes of this folder paid for, in case it is not stored yet
                 cache.store_journaled(journal.calls.values(), {r.key: r for r in runs}, plan["models"])
-            stats = asyncio.run(_execute(plan, chosen, items, modules, journal, progress, settings, options.endpoint, cache))
+            try:
+                spending = budget.open_budget(options.budget, plan, journal)
+            except budget.BudgetUnusable as exc:
+                raise Aborted(f"--budget: {exc}") from exc
+            stats = asyncio.run(_execute(plan, chosen, items, modules, journal, progress, settings, options.endpoint, cache,
+                                         spending))
         except JournalWriteError as exc:
             kept = len(journal.runs)
             raise Unusable(f"{exc}; the {kept} run(s) journaled so far are kept. "
@@ -527,6 +551,16 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
     print(summary.where)
     for model, reason in sorted(stats.stopped.items()):
         _say(f"lrc execute: {model} ({options.endpoint(model).where(model)}) was stopped: {reason}")
+    if spending is not None and spending.stopped:
+        _say(f"lrc execute: budget reached: the next call could cost up to ${decimal_str(spending.refused)}, more than is "
+             f"left; no further call was started. {spending.summary()}. {summary.not_run + summary.incomplete} run(s) have no result yet: run the "
+             f"same command with a larger --budget to resume (journaled calls are not paid again).")
+        if spending.overrun:
+            _say(f"lrc execute: warning: actual costs exceeded their reservations by ${decimal_str(spending.overrun)} "
+                 f"(the provider counted more tokens than lrc's offline count plus its margin)")
+        return EXIT_CALIBRATION if _finish("lrc execute", summary) == EXIT_CALIBRATION else EXIT_BUDGET
+    if spending is not None:
+        _say(f"lrc execute: budget: {spending.summary()}")
     if summary.incomplete:
         _say(f"lrc execute: {summary.incomplete} run(s) were excluded after infrastructure failures "
              f"({stats.describe_exclusions()}); "
@@ -582,10 +616,13 @@ def _finish(command: str, summary) -> int:
 
 
 def _write_outputs(lock, plan, runs, items, modules, journal, out: Path):
+    from lrc.runtime import estimate
     from lrc.runtime.report import outputs
 
+    # The forecast of `lrc estimate`, recomputed from the lock by the same code, beside the actual cost.
+    forecast = estimate.for_report(estimate.forecast(plan, lock["root_digest"], items, runs))
     try:
-        return outputs.write_all(lock, plan, runs, items, modules, journal, out)
+        return outputs.write_all(lock, plan, runs, items, modules, journal, out, forecast)
     except OSError as exc:
         raise Unusable(f"cannot write the outputs in {out}: {_os_problem(exc)}; the journal is intact: fix it and run "
                        f"`lrc report` (or the same `lrc execute`) again") from exc
@@ -618,6 +655,36 @@ def run_cli(lock_path: Path, out: Path, request: dict[str, Any] | None = None) -
     except Unusable as exc:
         _say(redact(f"lrc execute: {exc}"))
         return EXIT_UNUSABLE
+
+
+def estimate_cli(lock_path: Path, request: dict[str, Any] | None = None) -> int:
+    """`lrc estimate`: the forecast cost of the full edition, before any call (`lrc.runtime.estimate`).
+    `request` holds the flags: `seed_file`, `format` ("text" | "json") and `profile_path` (a run
+    profile: operating settings only, which change no forecast figure)."""
+    import json
+
+    from lrc.runtime import estimate
+    from lrc.runtime import items as item_gen
+    from lrc.runtime.redact import build_redactor
+
+    request = dict(request or {})
+    redact = build_redactor()
+    try:
+        lock = load_verified(lock_path)
+        plan = lock["plan"]
+        items = item_gen.generate(plan, resolve_seed(plan, request.get("seed_file")))
+        fc = estimate.forecast(plan, lock["root_digest"], items)
+    except Refused as exc:
+        _say(redact(f"lrc estimate: {exc}"))
+        return EXIT_REFUSED
+    except estimate.EstimateError as exc:
+        _say(redact(f"lrc estimate: {exc}"))
+        return EXIT_PROBLEMS
+    if request.get("format") == "json":
+        sys.stdout.write(json.dumps({"command": "estimate", **fc.as_json()}, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(estimate.text(fc))
+    return EXIT_OK
 
 
 def report_cli(lock_path: Path, out: Path) -> int:

@@ -130,6 +130,16 @@ def from_request(request: dict | None = None, env: Mapping[str, str] | None = No
             per_model.setdefault(model, {})[name] = value
             sources[f"models/{model}/{name}"] = "flag"
     endpoints = {model: _endpoint(model, entry) for model, entry in per_model.items()}
+    budget = request.get("budget")
+    if budget is not None:
+        if isinstance(budget, (float, bool)) or not isinstance(budget, (str, int, Decimal)):
+            raise OptionsError(f"--budget must be a decimal amount of USD, got {budget!r}")
+        try:
+            budget = Decimal(budget)
+        except ArithmeticError:
+            raise OptionsError(f"--budget must be a decimal amount of USD, got {budget!r}") from None
+        if not budget.is_finite() or budget < 0:
+            raise OptionsError(f"--budget must be a finite amount of USD, zero or more, got {request.get('budget')!r}")
     profile_path = request.get("profile_path")
     cache_dir, cache_sampled = request.get("cache_dir"), bool(request.get("cache_sampled"))
     if cache_sampled and cache_dir is None:
@@ -139,7 +149,8 @@ def from_request(request: dict | None = None, env: Mapping[str, str] | None = No
                       sources=sources,
                       models=_names(request.get("models"), "--models"), workloads=_names(request.get("workloads"), "--workloads"),
                       limit=_limit(request.get("limit")), shard=_shard(request.get("shard")),
-                      cache_dir=None if cache_dir is None else Path(cache_dir), cache_sampled=cache_sampled)
+                      cache_dir=None if cache_dir is None else Path(cache_dir), cache_sampled=cache_sampled,
+                      budget=budget)
 
 
 def _endpoint(model: str, entry: dict[str, Any]) -> ModelEndpoint:

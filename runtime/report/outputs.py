@@ -166,6 +166,7 @@ def operation_summary(journal) -> dict[str, Any]:
     return {"about": "how the runs were operated (run profile, flags, LRC_* variables, defaults); never part of a "
                      "result or a digest", "sessions": distinct, "runs_without_record": unrecorded}
 
+
 def _reused(call: dict[str, Any]) -> dict[str, Any] | None:
     """Where a reused response was paid (plan, edition, run, step) and what it cost there; None
     for a call made by this folder. The cache's time stamp is left out: no wall clock in traces."""
@@ -175,8 +176,66 @@ def _reused(call: dict[str, Any]) -> dict[str, Any] | None:
     return {k: origin[k] for k in ("plan", "edition", "run", "step", "usage", "cost_usd")}
 
 
+def forecast_vs_actual(records: list[dict[str, Any]], forecast: dict[str, Any]) -> dict[str, Any]:
+    """Per cell, the forecast of `lrc estimate` (recomputed from the lock: `lrc.runtime.estimate.for_report`)
+    beside what the journaled runs cost. `forecast_done` is the expected forecast of exactly the
+    runs that have a result, so a partial folder compares like with like."""
+    done: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for r in records:
+        cell = done.setdefault((r["workload"], r["model"], r["system"]), {"runs": 0, "cost": Decimal(0), "in": 0, "out": 0,
+                                                                         "f_cost": Decimal(0), "f_in": 0, "f_out": 0})
+        u = r["usage"]
+        cell["runs"] += 1
+        cell["cost"] += Decimal(r["cost_usd"])
+        cell["in"] += u["input"] + u["cached_input"] + u["cache_write"]
+        cell["out"] += u["output"] + u["reasoning"]
+        expected = forecast["per_run"][(r["workload"], r["model"], r["system"], r["item"])]["expected"]
+        cell["f_cost"] += expected.cost
+        cell["f_in"] += expected.input_tokens
+        cell["f_out"] += expected.output_tokens
+    rows = []
+    totals = {"forecast_done": Decimal(0), "actual": Decimal(0), **{lv: Decimal(0) for lv in ("low", "expected", "high")}}
+    for key, fc in sorted(forecast["cells"].items()):
+        d = done.get(key, {"runs": 0, "cost": Decimal(0), "in": 0, "out": 0, "f_cost": Decimal(0), "f_in": 0, "f_out": 0})
+        ratio = (d["cost"] / d["f_cost"]).quantize(Decimal("0.01")) if d["f_cost"] else None
+        rows.append({"workload": key[0], "model": key[1], "system": key[2], "runs_planned": fc["runs"], "runs_done": d["runs"],
+                     "forecast_usd": {lv: decimal_str(fc[lv].cost) for lv in ("low", "expected", "high")},
+                     "forecast_done_usd": decimal_str(d["f_cost"]), "actual_usd": decimal_str(d["cost"]),
+                     "actual_over_forecast": None if ratio is None else decimal_str(ratio),
+                     "tokens": {"forecast_done": {"input": d["f_in"], "output": d["f_out"]}, "actual": {"input": d["in"], "output": d["out"]}}})
+        for lv in ("low", "expected", "high"):
+            totals[lv] += fc[lv].cost
+        totals["forecast_done"] += d["f_cost"]
+        totals["actual"] += d["cost"]
+    return {"cells": rows, "total": {"forecast_usd": {lv: decimal_str(totals[lv]) for lv in ("low", "expected", "high")},
+                                     "forecast_done_usd": decimal_str(totals["forecast_done"]), "actual_usd": decimal_str(totals["actual"])},
+            "assumptions": list(forecast["assumptions"]), "token_counting": dict(sorted(forecast["counting"].items()))}
+
+
+def forecast_markdown(table: dict[str, Any]) -> str:
+    lines = ["# Forecast vs actual", "",
+             "The forecast is `lrc estimate`'s, recomputed from the lock; *forecast (done)* is its expected figure for exactly "
+             "the runs that have a result, set beside what they cost.", "",
+             "| workload | model | system | runs done | forecast low / expected / high (cell) | forecast (done) | actual | "
+             "actual / forecast | tokens in: forecast / actual | tokens out: forecast / actual |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in table["cells"]:
+        f, t = r["forecast_usd"], r["tokens"]
+        lines.append(f"| {r['workload']} | {r['model']} | {r['system']} | {r['runs_done']}/{r['runs_planned']} | "
+                     f"${f['low']} / ${f['expected']} / ${f['high']} | ${r['forecast_done_usd']} | ${r['actual_usd']} | "
+                     f"{r['actual_over_forecast'] or 'n/a'} | {t['forecast_done']['input']:,} / {t['actual']['input']:,} | "
+                     f"{t['forecast_done']['output']:,} / {t['actual']['output']:,} |")
+    tot = table["total"]
+    lines += [f"| **total** | | | | ${tot['forecast_usd']['low']} / ${tot['forecast_usd']['expected']} / "
+              f"${tot['forecast_usd']['high']} | ${tot['forecast_done_usd']} | ${tot['actual_usd']} | | | |", "", "Assumptions:", ""]
+    lines += [f"- {a}" for a in table["assumptions"]]
+    lines += ["", "Token counting:", ""] + [f"- {m}: {rule}" for m, rule in table["token_counting"].items()]
+    return "\n".join(lines) + "\n"
+
+
 def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dict[str, list], modules: dict[str, ModuleType],
-              journal, out: Path) -> Summary:
+              journal, out: Path, forecast: dict[str, Any] | None = None) -> Summary:
+    """`forecast`: `lrc.runtime.estimate.for_report` of the plan, set beside the actual cost (None: none)."""
     calls_by_run: dict[str, list[dict[str, Any]]] = {}
     for (key, _step), call in sorted(journal.calls.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         calls_by_run.setdefault(key, []).append(call)
@@ -289,6 +348,9 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
                               reuse_totals=(reuse["reused_calls"], reuse["reused_calls"] + reuse["paid_calls"],
                                             reuse["reused_cost"], reuse["reused_origin_cost"], reuse["paid_cost"]))
     _write_text(out / "rate-card.md", card)
+    compared = forecast_vs_actual(records, forecast) if forecast is not None else None
+    if compared is not None:
+        _write_text(out / "forecast-vs-actual.md", forecast_markdown(compared))
     _dump(out / "summary.json", {
         "plan_digest": lock["root_digest"], "edition": plan["edition"]["ref"], "runs_planned": len(runs),
         "runs_graded": sum(1 for r in records if r["status"] == "graded"), "runs_incomplete": incomplete,
@@ -305,11 +367,13 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
             "reused_from": [{"plan": plan_digest, "edition": ed, "calls": n, "origin_cost_usd": decimal_str(c)}
                             for (plan_digest, ed), (n, c) in sorted(reuse["origins"].items())],
         },
+        **({"forecast_vs_actual": compared} if compared is not None else {}),
     })
     where = (f"\nOutputs in {out}:\n"
              f"  rate card       {out / 'rate-card.md'}\n"
              f"  cells           {out / 'cells.csv'} (and cells.parquet)\n"
              f"  summary         {out / 'summary.json'}\n"
+             + (f"  forecast        {out / 'forecast-vs-actual.md'}\n" if compared is not None else "") +
              f"  traces          {out / 'runs'}/<workload>/<model>/<system>/<item>.r<N>/{{manifest,trace,evaluation}}.json\n"
              f"  items           {out / 'items'}/<workload>/<item>/ (item.json, answer_key.json)\n"
              f"  journal         {out / 'journal.jsonl'}")

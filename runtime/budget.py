@@ -1,0 +1,137 @@
+"""`lrc execute … --budget USD`: never start a call that could take the total spent above the budget.
+
+The accounting (Decimal, frozen prices, `lrc.runtime.pricing`):
+
+- **spent** starts with every call already journaled in the output folder (a resume counts
+  what earlier executes paid) and grows by each new call's actual cost;
+- before a call, its **worst case** is reserved: its input tokens, counted offline by the
+  counter of `lrc estimate` (`lrc.runtime.estimate.counter_for`; the reference models' count
+  is exact, litellm's count of a real model gets a `INPUT_MARGIN` margin because it only
+  approximates the provider's), times the input price, plus the model's maximum output
+  (`max_tokens` in its locked sampling, else litellm's bundled `max_output_tokens`) times the
+  output price. A model whose output price is not zero and whose maximum output is unknown
+  cannot run under a budget: `open_budget` refuses before any call;
+- a call starts only if spent + every reservation in flight + its worst case <= budget. If it
+  does not fit while other calls are in flight, it waits for them to settle (their actual cost
+  replaces their reservation, which frees money); if it does not fit with nothing in flight,
+  the budget is reached: no further call starts, calls in flight finish and are journaled, and
+  `lrc execute` ends with exit code 7, printing what was spent and what is left. The same
+  command with a larger budget resumes; journaled calls are answered from the journal and
+  cost nothing again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from decimal import Decimal
+from typing import Any
+
+from lrc.runtime.pricing import call_cost, decimal_str, price_for
+
+#: litellm's offline count of a real model's prompt, times this, is the input reserved for a call.
+INPUT_MARGIN = Decimal("1.10")
+
+
+class BudgetUnusable(Exception):
+    """A budget cannot be kept (a model's maximum output is unknown): nothing is run."""
+
+
+class BudgetReached(Exception):
+    """The next call cannot be afforded: the run stops here, without journaling a result."""
+
+
+class Budget:
+    def __init__(self, limit: Decimal, plan: dict[str, Any], journal: Any):
+        from lrc.runtime.estimate import counter_for, max_output
+
+        self.limit = limit
+        self._plan = plan
+        self._prices = {m: e["price"] for m, e in plan["models"].items()}
+        self._counters: dict[str, Any] = {}
+        self._counter_for = counter_for
+        self.bounds: dict[str, tuple[int, str]] = {}
+        for model_id, entry in sorted(plan["models"].items()):
+            cap, source = max_output(entry)
+            price = self._prices[model_id]
+            if cap is None:
+                if any(Decimal(str(price.get(k, "0"))) != 0 for k in ("output", "reasoning")):
+                    raise BudgetUnusable(f"{model_id}: no bound on a call's output is known ({source}); a budget cannot "
+                                         f"be kept. Declare max_tokens in its sampling, or run without --budget")
+                cap, source = 0, "its output price is zero, so its output costs nothing"
+            self.bounds[model_id] = (cap, source)
+        self.earlier = sum((call_cost(c["usage"], price_for(self._prices, _model_of(key)))
+                            for (key, _step), c in journal.calls.items()), Decimal(0))
+        self.spent = self.earlier
+        self.reserved = Decimal(0)
+        self.calls = 0
+        self.stopped = False
+        self.refused: Decimal | None = None  # the worst case of the call that could not start
+        self.overrun = Decimal(0)  # how much actual costs exceeded their reservations, in total
+        self._changed = asyncio.Event()
+
+    @property
+    def left(self) -> Decimal:
+        return self.limit - self.spent
+
+    def worst_case(self, model_id: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> Decimal:
+        counter = self._counters.get(model_id)
+        if counter is None:
+            counter = self._counters[model_id] = self._counter_for(self._plan["models"][model_id])
+        tokens_in = counter.prompt(messages, tools)
+        if not counter.exact:
+            tokens_in = math.ceil(tokens_in * INPUT_MARGIN)
+        price = self._prices[model_id]
+        cap = self.bounds[model_id][0]
+        # A call bills at most `cap` output tokens, reasoning ones included: price them all at the dearer rate.
+        out_cost = max(call_cost({"output": cap}, price), call_cost({"reasoning": cap}, price) if "reasoning" in price else Decimal(0))
+        return call_cost({"input": tokens_in}, price) + out_cost
+
+    async def reserve(self, model_id: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> Decimal:
+        """Hold the call's worst case, waiting for calls in flight to settle if it does not fit
+        yet; BudgetReached if it cannot fit at all (and from then on, for every call)."""
+        worst = self.worst_case(model_id, messages, tools)
+        while True:
+            if self.stopped:
+                raise BudgetReached()
+            if self.spent + self.reserved + worst <= self.limit:
+                self.reserved += worst
+                return worst
+            if self.reserved == 0:
+                self.stopped, self.refused = True, worst
+                self._wake()
+                raise BudgetReached()
+            changed = self._changed
+            await changed.wait()
+
+    def settle(self, hold: Decimal, model_id: str, usage: dict[str, int]) -> None:
+        """The call came back: its actual cost replaces its reservation."""
+        actual = call_cost(usage, self._prices[model_id])
+        self.reserved -= hold
+        self.spent += actual
+        self.calls += 1
+        if actual > hold:
+            self.overrun += actual - hold
+        self._wake()
+
+    def release(self, hold: Decimal) -> None:
+        """The call failed without a response (nothing billed): drop its reservation."""
+        self.reserved -= hold
+        self._wake()
+
+    def _wake(self) -> None:
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    def summary(self) -> str:
+        before = f" (${decimal_str(self.earlier)} of it by earlier executes in this folder)" if self.earlier else ""
+        return f"spent ${decimal_str(self.spent)}{before} of the budget ${decimal_str(self.limit)}; left ${decimal_str(self.left)}"
+
+
+def _model_of(run_key: str) -> str:
+    """The model of a journaled run key (`workload|model|system|item|rN`, `lrc.runtime.journal.run_key`)."""
+    return run_key.split("|")[1]
+
+
+def open_budget(limit: Decimal | None, plan: dict[str, Any], journal: Any) -> Budget | None:
+    return None if limit is None else Budget(limit, plan, journal)

@@ -1,0 +1,367 @@
+"""`lrc estimate PLAN.lock`: what the full edition will cost, per cell and in total, before any call.
+
+A forecast, not a measurement: it is computed from the lock alone (the items generated from
+the seed, the locked prompts rendered exactly as a run sends them, the frozen prices) and a
+few *declared assumptions*, which are printed with every estimate:
+
+- **Input tokens** are counted, not assumed: each run's first request (messages, tool
+  definitions, attached files) is rendered and counted offline. Real models are counted by
+  litellm's token counter (its bundled tiktoken and tokenizer files; nothing is downloaded:
+  a model whose tokenizer litellm would fetch from the network is counted with the bundled
+  `cl100k_base` instead, and the estimate says so). The embedded reference models (`lrc/*`)
+  bill ceil(characters / 4) of the prompt, and are counted by that same rule.
+- **Output tokens per call** are assumed from the item's answer key (compact JSON): a correct
+  answer is about that long. low = 1x, expected = 1.5x (a line of prose, a code fence), high =
+  3x; never above the model's maximum output (`max_tokens` in its sampling, else litellm's
+  bundled `max_output_tokens`), when one is known. A step that calls a tool instead writes
+  `TOOL_CALL_TOKENS` (x3 at high).
+- **Steps** (agentic systems): low 1, expected `TYPICAL_STEPS` (at most the locked
+  `max_steps`), high the locked `max_steps`. Every step re-sends the conversation so far:
+  step k's input is the first request plus (k-1) x (one tool call + one tool result); a tool
+  result is `TOOL_RESULT_TOKENS` (low, expected) or the locked `max_result_chars` / 4 (high).
+- Cached input, cache writes and separately billed reasoning tokens are not forecast (all
+  input is priced as uncached input; reasoning as part of the output).
+
+Money is Decimal end to end, with the frozen prices of `lrc.runtime.pricing`; a model without
+a price is an error, never $0. Nothing here makes a network call, and litellm is imported only
+when a real (non-reference) model's tokens must be counted.
+
+The same code computes the forecast `lrc execute`/`lrc report` set beside the actual cost in
+a run folder (`forecast_vs_actual` in summary.json, forecast-vs-actual.md): it is recomputed
+from the lock, never stored by `lrc estimate`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Callable
+
+from lrc.runtime.pricing import PricingError, call_cost, decimal_str, format_usd, price_for
+
+LEVELS = ("low", "expected", "high")
+#: Output tokens of a final answer, as a multiple of the answer key's tokens (see the module docstring).
+ANSWER_FACTORS = {"low": Decimal(1), "expected": Decimal("1.5"), "high": Decimal(3)}
+#: Output tokens of a step that calls a tool (name, arguments, call framing): a documented default.
+TOOL_CALL_TOKENS = 60
+#: Tokens of one tool result at the low and expected levels: a documented default.
+TOOL_RESULT_TOKENS = 400
+#: Expected number of steps of an agentic run: a documented default, capped at the locked max_steps.
+TYPICAL_STEPS = 5
+#: The tokenizer used when a model's own would have to be downloaded (never fetched).
+FALLBACK_ENCODING = "cl100k_base"
+_DOWNLOADED_TOKENIZERS = frozenset({"llama2", "llama3", "cohere"})
+
+
+class EstimateError(Exception):
+    """The estimate cannot be made honestly (a price is missing): exit 1, nothing estimated."""
+
+
+# -- counting tokens -------------------------------------------------------------------------
+
+def _chars_over_four(text: str) -> int:
+    return math.ceil(len(text) / 4) if text else 0
+
+
+def reference_prompt_text(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> str:
+    """The text the embedded reference models bill: the same rule as
+    `lrc.runtime.models.reference` (tests check the two agree call for call)."""
+    parts = [json.dumps(tools, sort_keys=True)] if tools else []
+    for m in messages:
+        content = m.get("content")
+        if isinstance(content, list):
+            for part in content:
+                if part.get("type") == "text":
+                    parts.append(str(part.get("text", "")))
+                elif part.get("type") == "file":
+                    parts.append(str((part.get("file") or {}).get("file_data", "")))
+        else:
+            parts.append(str(content or ""))
+        for call in m.get("tool_calls") or []:
+            fn = call.get("function", {}) if isinstance(call, dict) else {}
+            parts.append(str(fn.get("name", "")) + str(fn.get("arguments", "")))
+    return "\n".join(parts)
+
+
+@dataclass
+class TokenCounter:
+    """How one model's tokens are counted offline. `exact`: the count is the one the model
+    bills (the reference rule); otherwise litellm's offline count approximates the provider's."""
+
+    model: str
+    rule: str
+    exact: bool
+    prompt: Callable[[list[dict[str, Any]], list[dict[str, Any]] | None], int]
+    text: Callable[[str], int]
+
+
+def _litellm() -> Any:
+    from lrc.runtime.models.adapter import load_litellm  # offline-safe (OFFLINE_ENV) before the import
+
+    return load_litellm()
+
+
+def counter_for(model: dict[str, Any]) -> TokenCounter:
+    """The offline token counter of a locked model entry."""
+    model_id = model["id"]
+    if model.get("reference"):
+        return TokenCounter(model_id, "ceil(characters / 4) of the prompt: the embedded reference models' own billing rule",
+                            True, lambda messages, tools: _chars_over_four(reference_prompt_text(messages, tools)),
+                            _chars_over_four)
+    litellm = _litellm()
+    from litellm.utils import huggingface_tokenizer_kind
+
+    try:
+        bare = litellm.get_llm_provider(model_id)[0]
+    except Exception:  # noqa: BLE001 - an unknown provider prefix: count under the name as written
+        bare = model_id
+    kind = huggingface_tokenizer_kind(bare)
+    if kind in _DOWNLOADED_TOKENIZERS:
+        from litellm.litellm_core_utils.default_encoding import encoding
+
+        custom = {"type": "openai_tokenizer", "tokenizer": encoding}
+        rule = (f"litellm's bundled {FALLBACK_ENCODING} (an approximation: {bare}'s own {kind} tokenizer "
+                f"would have to be downloaded, and lrc estimate never fetches one)")
+    else:
+        custom = None
+        rule = f"litellm {getattr(litellm, 'version', '')} offline token counter for {bare} " \
+               f"({kind + ' tokenizer, bundled' if kind else 'tiktoken, bundled encodings'})".replace("  ", " ")
+
+    def prompt(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> int:
+        return int(litellm.token_counter(model=bare, custom_tokenizer=custom, messages=messages, tools=tools or None))
+
+    def text(value: str) -> int:
+        return int(litellm.token_counter(model=bare, custom_tokenizer=custom, text=value)) if value else 0
+
+    return TokenCounter(model_id, rule, False, prompt, text)
+
+
+def max_output(model: dict[str, Any]) -> tuple[int | None, str]:
+    """(the most output tokens one call of this model can bill, where that bound comes from);
+    (None, why) when no bound is known."""
+    sampling = model.get("sampling") or {}
+    for key in ("max_completion_tokens", "max_tokens"):
+        value = sampling.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value, f"{key} in its locked sampling"
+    if model.get("reference"):
+        return None, "an embedded reference model: no max_tokens in its sampling, and no provider limit"
+    litellm = _litellm()
+    try:
+        info = litellm.get_model_info(model["id"])
+    except Exception:  # noqa: BLE001 - a model litellm's map does not list
+        info = {}
+    for key in ("max_output_tokens", "max_tokens"):
+        value = info.get(key) if isinstance(info, dict) else None
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value, f"{key} of {model['id']} in litellm's bundled model map"
+    return None, f"no max_tokens in its locked sampling, and litellm's bundled model map gives no max_output_tokens for {model['id']}"
+
+
+# -- the forecast ----------------------------------------------------------------------------
+
+@dataclass
+class Figures:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: Decimal = field(default_factory=lambda: Decimal(0))
+
+    def add(self, other: "Figures", times: int = 1) -> None:
+        self.input_tokens += other.input_tokens * times
+        self.output_tokens += other.output_tokens * times
+        self.cost += other.cost * times
+
+    def as_json(self) -> dict[str, Any]:
+        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens, "cost_usd": decimal_str(self.cost)}
+
+
+@dataclass
+class CellForecast:
+    workload: str
+    model: str
+    system: str
+    runs: int = 0
+    levels: dict[str, Figures] = field(default_factory=lambda: {lv: Figures() for lv in LEVELS})
+
+    def as_json(self) -> dict[str, Any]:
+        return {"workload": self.workload, "model": self.model, "system": self.system, "runs": self.runs,
+                **{lv: self.levels[lv].as_json() for lv in LEVELS}}
+
+
+@dataclass
+class Forecast:
+    edition: str
+    plan_digest: str
+    cells: dict[tuple[str, str, str], CellForecast]
+    per_run: dict[tuple[str, str, str, str], dict[str, Figures]]  # (workload, model, system, item) -> one repetition
+    assumptions: list[str]
+    counting: dict[str, str]  # model -> how its tokens are counted
+    total: dict[str, Figures]
+
+    @property
+    def runs(self) -> int:
+        return sum(c.runs for c in self.cells.values())
+
+    def as_json(self) -> dict[str, Any]:
+        return {"edition": self.edition, "plan_digest": self.plan_digest, "currency": "USD", "runs": self.runs,
+                "cells": [c.as_json() for _, c in sorted(self.cells.items())],
+                "total": {lv: self.total[lv].as_json() for lv in LEVELS},
+                "assumptions": list(self.assumptions), "token_counting": dict(sorted(self.counting.items()))}
+
+
+def _scaled(tokens: int, factor: Decimal) -> int:
+    return int((Decimal(tokens) * factor).to_integral_value(rounding="ROUND_CEILING"))
+
+
+def _cost(tokens_in: int, tokens_out: int, price: dict[str, Any]) -> Decimal:
+    return call_cost({"input": tokens_in, "output": tokens_out}, price)
+
+
+def run_figures(first_input: int, answer_tokens: int, max_steps: int, tools: bool, max_result_chars: int,
+                cap: int | None, price: dict[str, Any]) -> dict[str, Figures]:
+    """Low/expected/high figures of one run whose first request counts `first_input` tokens."""
+    out: dict[str, Figures] = {}
+    for level in LEVELS:
+        answer = _scaled(answer_tokens, ANSWER_FACTORS[level])
+        call = TOOL_CALL_TOKENS * (3 if level == "high" else 1)
+        if cap is not None:
+            answer, call = min(answer, cap), min(call, cap)
+        if tools and max_steps > 1:
+            steps = {"low": 1, "expected": min(TYPICAL_STEPS, max_steps), "high": max_steps}[level]
+            result = math.ceil(max_result_chars / 4) if level == "high" else TOOL_RESULT_TOKENS
+        else:
+            steps, result = 1, 0
+        # Step k re-sends the first request and k-1 earlier (tool call + tool result) pairs.
+        tokens_in = steps * first_input + steps * (steps - 1) // 2 * (call + result)
+        tokens_out = (steps - 1) * call + answer
+        out[level] = Figures(tokens_in, tokens_out, _cost(tokens_in, tokens_out, price))
+    return out
+
+
+def forecast(plan: dict[str, Any], root_digest: str, items: dict[str, list], runs: list | None = None) -> Forecast:
+    """The forecast of `runs` (default: every run of the plan), per cell and in total."""
+    from lrc.runtime.execute import attaches_files, plan_runs, render_messages
+
+    runs = plan_runs(plan, items) if runs is None else runs
+    prices = {m: e.get("price") for m, e in plan["models"].items() if e.get("price") is not None}
+    counters: dict[str, TokenCounter] = {}
+    caps: dict[str, tuple[int | None, str]] = {}
+    cells: dict[tuple[str, str, str], CellForecast] = {}
+    per_run: dict[tuple[str, str, str, str], dict[str, Figures]] = {}
+    files_seen = False
+    counted: dict[tuple, tuple[int, int]] = {}
+    reasoning_priced = []
+    for spec in runs:
+        workload = plan["workloads"][spec.workload]
+        model = plan["models"][spec.model]
+        try:
+            price = dict(price_for(prices, spec.model))
+        except PricingError as exc:
+            raise EstimateError(f"{exc}: the lock has no price for it (unknown prices are errors, never $0)") from None
+        if spec.model not in counters:
+            counters[spec.model] = counter_for(model)
+            caps[spec.model] = max_output(model)
+            if "reasoning" in price:
+                reasoning_priced.append(spec.model)
+        key = (spec.workload, spec.model, spec.system, spec.item_id)
+        if key not in per_run:
+            item = items[spec.workload][spec.item_index]
+            counter = counters[spec.model]
+            use = workload["spec"]["systems"][spec.system]
+            system = plan["systems"][use["system"]]["spec"]
+            tools = workload["tools"].get(spec.system) or None
+            files = attaches_files(workload, model)
+            files_seen = files_seen or files
+            # Models counted by the same rule share one count (the reference models: one rule).
+            shared = (counter.rule if counter.exact else spec.model, spec.workload, spec.system, spec.item_index, files)
+            if shared not in counted:
+                counted[shared] = (
+                    counter.prompt(render_messages(workload, spec.system, item, model), tools),
+                    counter.text(json.dumps(item.answer_key, sort_keys=True, ensure_ascii=False, separators=(",", ":"))))
+            first, answer = counted[shared]
+            try:
+                per_run[key] = run_figures(first, answer, int(system.get("max_steps", 1)), bool(tools),
+                                           int((use.get("tools") or {}).get("max_result_chars", 20000)), caps[spec.model][0], price)
+            except PricingError as exc:
+                raise EstimateError(f"{spec.model}: {exc}") from None
+        cell = cells.setdefault((spec.workload, spec.model, spec.system), CellForecast(spec.workload, spec.model, spec.system))
+        cell.runs += 1
+        for level in LEVELS:
+            cell.levels[level].add(per_run[key][level])
+    total = {lv: Figures() for lv in LEVELS}
+    for cell in cells.values():
+        for lv in LEVELS:
+            total[lv].add(cell.levels[lv])
+    return Forecast(plan["edition"]["ref"], root_digest, cells, per_run,
+                    _assumptions(plan, runs, caps, files_seen, reasoning_priced),
+                    {m: c.rule for m, c in counters.items()}, total)
+
+
+def _assumptions(plan: dict[str, Any], runs: list, caps: dict[str, tuple[int | None, str]], files: bool,
+                 reasoning: list[str]) -> list[str]:
+    steps = sorted({(plan["systems"][wl["spec"]["systems"][s]["system"]]["spec"].get("max_steps", 1), s)
+                    for wl in plan["workloads"].values() for s in wl["spec"]["systems"] if s in {r.system for r in runs}})
+    lines = [
+        "input tokens: each run's first request (locked prompts rendered for its item, tool definitions, attached files) "
+        "counted offline; see token counting",
+        "output tokens of a final answer: the item's answer key as compact JSON, counted with the model's counter, "
+        f"x{ANSWER_FACTORS['low']} (low) / x{ANSWER_FACTORS['expected']} (expected) / x{ANSWER_FACTORS['high']} (high) "
+        "-- a documented default of lrc estimate",
+        f"a step that calls a tool writes {TOOL_CALL_TOKENS} output tokens (x3 at high) -- a documented default",
+    ]
+    for max_steps, system in steps:
+        if max_steps > 1:
+            lines.append(f"steps of {system}: low 1 / expected {min(TYPICAL_STEPS, max_steps)} (documented default) / "
+                         f"high {max_steps} (the locked max_steps); each step re-sends the conversation, one tool result per "
+                         f"step of {TOOL_RESULT_TOKENS} tokens (low, expected) or the locked max_result_chars / 4 (high)")
+        else:
+            lines.append(f"steps of {system}: 1 (the locked max_steps)")
+    for model, (cap, source) in sorted(caps.items()):
+        lines.append(f"max output of {model}: {cap} tokens ({source})" if cap is not None
+                     else f"max output of {model}: unbounded ({source}); the answer factors alone bound the forecast")
+    if files:
+        lines.append("attached files (PDF): litellm counts each page offline with pypdf -- its text plus per-page framing "
+                     "(OpenAI models) or plus a rendered page image (other models); the reference models count the "
+                     "base64 data's characters / 4, as they bill")
+    lines.append("all input is priced as uncached input (no cache hits assumed); cache writes are not forecast")
+    if reasoning:
+        lines.append(f"reasoning tokens billed apart ({', '.join(sorted(reasoning))}) are not forecast")
+    lines.append("prices: the frozen pricing table of the lock (USD, Decimal)")
+    return lines
+
+
+# -- printing ----------------------------------------------------------------------------------
+
+def text(fc: Forecast) -> str:
+    rows = [("workload", "model", "system", "runs", "low", "expected", "high", "tokens in/out (expected)")]
+    for _, c in sorted(fc.cells.items()):
+        e = c.levels["expected"]
+        rows.append((c.workload, c.model, c.system, str(c.runs), *(format_usd(c.levels[lv].cost) for lv in LEVELS),
+                     f"{e.input_tokens:,} / {e.output_tokens:,}"))
+    e = fc.total["expected"]
+    rows.append(("total", "", "", str(fc.runs), *(format_usd(fc.total[lv].cost) for lv in LEVELS),
+                 f"{e.input_tokens:,} / {e.output_tokens:,}"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = [f"lrc estimate: edition {fc.edition} ({fc.plan_digest}), {fc.runs} runs, before any call"]
+    for n, r in enumerate(rows):
+        if n == len(rows) - 1:
+            lines.append("  ".join("-" * w for w in widths))
+        lines.append("  ".join(v.ljust(w) if i < 3 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths))).rstrip())
+    tokens = fc.total
+    lines.append(f"tokens in total: input {tokens['low'].input_tokens:,} / {tokens['expected'].input_tokens:,} / "
+                 f"{tokens['high'].input_tokens:,}; output {tokens['low'].output_tokens:,} / "
+                 f"{tokens['expected'].output_tokens:,} / {tokens['high'].output_tokens:,} (low / expected / high)")
+    lines.append("")
+    lines.append("Assumptions (declared; the estimate is a forecast, not a bound):")
+    lines.extend(f"  - {a}" for a in fc.assumptions)
+    lines.append("Token counting:")
+    lines.extend(f"  - {m}: {rule}" for m, rule in sorted(fc.counting.items()))
+    return "\n".join(lines) + "\n"
+
+
+def for_report(fc: Forecast) -> dict[str, Any]:
+    """The plain value `lrc.runtime.report.outputs` sets beside the actual figures."""
+    return {"cells": {k: {lv: c.levels[lv] for lv in LEVELS} | {"runs": c.runs} for k, c in fc.cells.items()},
+            "per_run": fc.per_run, "assumptions": fc.assumptions, "counting": fc.counting}
