@@ -482,14 +482,14 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
         raise Aborted(f"the run profile or a flag sets model(s) the plan does not run: {', '.join(unknown)} "
                       f"(it runs: {', '.join(sorted(plan['models']))}); nothing was run")
     chosen_models, _ = selection.check(plan, options)  # an unknown id stops here: nothing is written or called
-    seed = resolve_seed(plan, seed_file)
     if (out / STAMP).is_file():
         with _OutLock(out):
             summary = up_to_date(lock, out, _selection(options))
         if summary is not None and not summary.incomplete:
+            resolve_seed(plan, seed_file)  # a missing or wrong seed file is refused here too
             # Every planned run is journaled and the outputs were written from this journal:
             # nothing to call, nothing to rewrite (and no litellm to import).
-            _say("nothing to do: every run is journaled and the outputs are up to date")
+            _say(f"nothing to do: every {'selected ' if options.partial else ''}run is journaled and the outputs are up to date")
             print(summary.card, end="")
             print(summary.where)
             return _finish("lrc execute", summary)
@@ -498,6 +498,7 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
     if missing:
         lines = [f"{model}: set {' and '.join(names)}" for model, names in missing]
         raise Aborted("missing API credentials, nothing was called:\n  " + "\n  ".join(lines))
+    seed = resolve_seed(plan, seed_file)
     modules = import_modules(plan)
     cache = _open_cache(options, lock)  # --cache DIR
     with _cache_closed(cache), _OutLock(out):
