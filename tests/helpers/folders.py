@@ -14,7 +14,7 @@ from pathlib import Path
 
 from helpers.project import tree
 
-OUTPUTS = ("cells.csv", "cells.parquet", "rate-card.md", "summary.json")
+OUTPUTS = ("cells.csv", "cells.parquet", "rate-card.md", "summary.json", "forecast-vs-actual.md")
 OPERATING_KEY = "operation"
 
 
