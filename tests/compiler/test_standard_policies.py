@@ -210,7 +210,9 @@ def test_an_edition_must_pin_the_analysis_code(tmp_path: Path, ref: str, code: s
 
     ref = ref.replace("vCURRENT", f"v{contract.COMPONENT_VERSION}")
     root = _copy(tmp_path)
-    _edit(root / "specs/editions/demo.yaml", "analysis: lrc.analysis.v1", f"analysis: {ref}")
+    from lrc.runtime.report import outputs
+
+    _edit(root / "specs/editions/demo.yaml", f"analysis: lrc.analysis.v{outputs.COMPONENT_VERSION}", f"analysis: {ref}")
     found = _diags(compile_project(root, cache=False), code)
     assert [(d.path, d.pointer) for d in found] == [("specs/editions/demo.yaml", "/analysis")]
 
