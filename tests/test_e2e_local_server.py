@@ -387,6 +387,19 @@ def test_missing_api_key_aborts_before_any_request(server, small_lock, tmp_path,
     assert not (out / "journal.jsonl").exists()
 
 
+def test_a_subset_needs_only_its_own_models_keys(server, small_lock, tmp_path):
+    """`--models` leaves the other models out entirely: no key asked for, no request sent."""
+    out = tmp_path / "out"
+    res = run_lrc("execute", small_lock, "--out", out, "--no-progress", "--models", BASELINE, "--limit", "2",
+                  env=lrc_env(None))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert server.count == 0 and KEY_ENV not in res.stderr and "partial run" in res.stderr
+    runs = [r for r in journal_records(out) if r["type"] == "run"]
+    assert len(runs) == 2 * len(SYSTEMS) and {r["model"] for r in runs} == {BASELINE}
+    res = run_lrc("execute", small_lock, "--out", tmp_path / "stub", "--models", STUB_MODEL, env=lrc_env(None))
+    assert res.returncode == 1 and KEY_ENV in res.stderr and server.count == 0, res.stderr
+
+
 def test_a_rejected_key_aborts_the_run_as_a_configuration_problem_without_printing_it(server, small_lock, tmp_path):
     # The provider rejects the key and echoes it in its error, as some providers do.
     status = 401
