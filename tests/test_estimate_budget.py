@@ -69,11 +69,9 @@ def _reference_models(max_tokens: int | None) -> str:
 
 REAL_MODELS = (
     "  - id: openai/gpt-4.1-mini\n    role: candidate\n    sampling: {temperature: 0}\n    accepts_files: true\n"
-    "    api_base: http://127.0.0.1:9/v1\n    api_key_env: LRC_TEST_UNUSED_KEY\n"
     "  - id: anthropic/claude-haiku-4-5\n    role: candidate\n    sampling: {temperature: 0, max_tokens: 8192}\n"
-    "    provider_exception: test\n    api_base: http://127.0.0.1:9/v1\n    api_key_env: LRC_TEST_UNUSED_KEY\n"
+    "    provider_exception: test\n"
     "  - id: together_ai/meta-llama/Llama-3-70b-chat-hf\n    role: candidate\n    sampling: {temperature: 0, max_tokens: 4096}\n"
-    "    api_base: http://127.0.0.1:9/v1\n    api_key_env: LRC_TEST_UNUSED_KEY\n"
 )
 
 
