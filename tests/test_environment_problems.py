@@ -141,15 +141,23 @@ def test_read_only_out_is_exit_6_and_resumes_once_writable(lock, ro_folder, stub
     assert read_cells(out) == read_cells(clean)
 
 
-def test_report_reads_a_read_only_folder_without_opening_the_journal_for_writing(lock, ro_folder, stub, clean):
+@pytest.mark.parametrize("outputs", ["stale", "up-to-date"])
+def test_report_reads_a_read_only_folder_without_opening_the_journal_for_writing(lock, ro_folder, stub, clean, outputs):
     out = ro_folder.path / "run"
     stub.reset()
     assert execute(lock, out).returncode == 0
     journal_before = (out / "journal.jsonl").read_bytes()
+    if outputs == "stale":  # no record that the outputs match the journal: they must be rebuilt
+        (out / ".lrc-outputs.json").unlink()
     ro_folder.set(True)
     res = run_lrc("report", lock, "--out", out, env=lrc_env(KEY), timeout=900)
-    # The journal is read (the rate card is rebuilt); writing the outputs is what fails, clearly.
-    clear(res, 6, "cannot write the outputs", "journal is intact")
+    if outputs == "stale":
+        # The journal is read (the rate card is rebuilt); writing the outputs is what fails, clearly.
+        clear(res, 6, "cannot write the outputs", "journal is intact")
+    else:
+        # Written from this very journal: nothing to rebuild, nothing to write; the card is printed.
+        assert res.returncode == 0, res.stderr
+        assert res.stdout.startswith((out / "rate-card.md").read_text(encoding="utf-8"))
     ro_folder.set(False)
     assert (out / "journal.jsonl").read_bytes() == journal_before
     again = run_lrc("report", lock, "--out", out, env=lrc_env(KEY), timeout=900)
