@@ -482,7 +482,7 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
         raise Aborted(f"the run profile or a flag sets model(s) the plan does not run: {', '.join(unknown)} "
                       f"(it runs: {', '.join(sorted(plan['models']))}); nothing was run")
     chosen_models, _ = selection.check(plan, options)  # an unknown id stops here: nothing is written or called
-    if (out / STAMP).is_file():
+    if (out / STAMP).is_file() and options.cache_dir is None:  # with --cache the journal's calls are stored first
         with _OutLock(out):
             summary = up_to_date(lock, out, _selection(options))
         if summary is not None and not summary.incomplete:

@@ -23,6 +23,7 @@ import pytest
 from helpers.project import (
     KEY_ENV,
     LRC,
+    PROFILE,
     PER_TOKENS,
     REPO,
     STUB_MODEL,
@@ -30,9 +31,11 @@ from helpers.project import (
     TRIAGE,
     CompileFailed,
     journal_records,
+    local_profile_yaml,
     lrc_env,
     run_lrc,
     tree,
+    with_profile,
 )
 from helpers.stub_server import StubServer, reply_for
 from support import pinned
@@ -58,7 +61,6 @@ def edition_yaml(api_base: str, price: dict[str, str], sampling: str) -> str:
         f"systems:\n  - {pinned('single-shot')}\n  - {pinned('agentic')}\n"
         "models:\n"
         f"  - id: {STUB_MODEL}\n    role: candidate\n    sampling: {sampling}\n"
-        f"    api_base: {api_base}\n    api_key_env: {KEY_ENV}\n    max_concurrency: 4\n"
         "  - id: lrc/baseline\n    role: baseline\n    sampling: {temperature: 0}\n"
         "pricing:\n"
         f"  {STUB_MODEL}:\n    currency: USD\n    per_tokens: {PER_TOKENS}\n"
@@ -91,6 +93,9 @@ def make_project(root: Path, api_base: str, price: dict[str, str] = STUB_PRICE, 
         prompt = root / "specs" / "workloads" / "triage.ap-inbox" / "prompts" / "system.j2"
         prompt.write_text(prompt.read_text(encoding="utf-8") + triage_note + "\n", encoding="utf-8")
     (root / "specs" / "editions" / "local.yaml").write_text(edition_yaml(api_base, price, sampling), encoding="utf-8")
+    # How the stub is reached is an operating setting: the project's run profile, which
+    # `run_lrc("execute", lock, ...)` passes (helpers.project.with_profile).
+    (root / PROFILE).write_text(local_profile_yaml(api_base), encoding="utf-8")
     result = compile_project(root)
     if result.diagnostics.has_errors:
         raise CompileFailed("\n".join(str(d) for d in result.diagnostics.sorted()))
@@ -399,7 +404,7 @@ def test_two_concurrent_executes_share_one_cache(server, locks, paid, tmp_path):
     first, _, paid_count = paid
     server.reset(reply_hook=answer_reconcile)
     cache = tmp_path / "cache"
-    procs = [subprocess.Popen([*LRC, "execute", str(locks["base"]), "--out", str(tmp_path / name), "--no-progress",
+    procs = [subprocess.Popen([*LRC, *with_profile(["execute", locks["base"]]), "--out", str(tmp_path / name), "--no-progress",
                                "--cache", str(cache)], env=lrc_env(KEY), cwd=REPO, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for name in ("a", "b")]
     outs = [p.communicate(timeout=300) for p in procs]
