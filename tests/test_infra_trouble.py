@@ -168,6 +168,7 @@ def storm(seed: int, rate: float = 0.3) -> list[Fault]:
     return faults
 
 
+@pytest.mark.slow  # a random storm; scripted 429/5xx/drops by default: test_e2e_local_server.py
 def test_a_storm_of_429s_and_5xx_changes_nothing_but_the_retry_count(server, lock, clean, tmp_path):
     # The first 429 and the first 500 are certain; the rest of the storm is drawn.
     certain = [Fault("status", status=429, retry_after="0.05", first=1), Fault("status", status=500, first=1)]
