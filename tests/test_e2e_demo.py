@@ -43,10 +43,10 @@ def lock_data() -> dict:
     return json.loads(LOCK.read_bytes())
 
 
-@pytest.fixture(scope="module")
-def first(tmp_path_factory):
-    out = tmp_path_factory.mktemp("demo-a") / "out"
-    res = execute(LOCK, out)
+@pytest.fixture
+def first(demo_run):
+    """The demo lock executed once per session (conftest.py `demo_run`, shared read-only)."""
+    out, res = demo_run
     assert res.returncode == 0, res.stdout + res.stderr
     return out, res
 
