@@ -66,7 +66,7 @@ def outputs(out: Path) -> dict[str, bytes]:
 
 # -- --out unusable ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("shape", ["file", "file-in-path", "empty-file"])
+@pytest.mark.parametrize("shape", ["file", "file-in-path", pytest.param("empty-file", marks=pytest.mark.slow)])
 def test_out_that_is_a_file_is_refused_with_exit_6(lock, tmp_path, stub, shape):
     target = tmp_path / "out"
     if shape == "file":
@@ -196,6 +196,7 @@ def write(fd, data):
 fake.write = write
 journal.os = fake
 from lrc.compiler.cli import main
+
 sys.exit(main(sys.argv[1:]))
 """
 

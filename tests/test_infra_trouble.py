@@ -81,7 +81,8 @@ def _after_first_step(body: dict) -> bool:
     return bool(body.get("tools")) and len(body["messages"]) > 2
 
 
-@pytest.mark.parametrize("hang", [None, _after_first_step], ids=["every-call", "agentic-after-step-1"])
+#: A hang after the first agentic step (successes in between reset the count) is slow.
+@pytest.mark.parametrize("hang", [None, pytest.param(_after_first_step, marks=pytest.mark.slow)], ids=["every-call", "agentic-after-step-1"])
 def test_a_hung_provider_stops_the_model_in_seconds_and_a_rerun_completes(server, lock, clean, tmp_path, hang):
     server.reset(faults=[Fault("hang", match=hang)])
     out = tmp_path / "out"
