@@ -6,6 +6,10 @@ check the runtime's promises: a trace folder per run, byte-identical items and o
 across executes, reports rebuilt from the journal alone, an idempotent rerun, refusal of a
 tampered or foreign lock and of another plan's journal, and recovery from a torn journal line.
 Nothing is written into the repository: every output folder (and every altered lock) is in tmp.
+The demo lock is executed once per test session (conftest.py `demo_run`, shared by every
+worker and by the workload modules' end-to-end tests); the run-folder properties (identical
+bytes, resume, report, torn and foreign journal) run by default on the demo edition at
+n_per_cell 2 compiled from scratch in tmp, and on the full demo run with `--slow`.
 """
 
 from __future__ import annotations
