@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 from hypothesis import settings
 from ruamel.yaml import YAML
 
+from helpers.shared import shared_execute
 from helpers.stub_server import StubServer
 from support import REPO
 
@@ -19,6 +21,16 @@ from support import REPO
 # what an earlier run left in the tree. A failure prints its reproducing example instead.
 settings.register_profile("lrc", database=None)
 settings.load_profile("lrc")
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess]:
+    """`lrc execute generated/demo/plan.lock` (the committed demo lock, a subprocess), run once per
+    session and shared by every test that reads a finished demo run: (out folder, the completed
+    process). Read-only: a test that changes the run works on a copy."""
+    from helpers.project import run_lrc
+
+    return shared_execute(tmp_path_factory, "demo-run", ["execute", REPO / "generated" / "demo" / "plan.lock"], run_lrc)
 
 
 @pytest.fixture

@@ -6,17 +6,23 @@ check the runtime's promises: a trace folder per run, byte-identical items and o
 across executes, reports rebuilt from the journal alone, an idempotent rerun, refusal of a
 tampered or foreign lock and of another plan's journal, and recovery from a torn journal line.
 Nothing is written into the repository: every output folder (and every altered lock) is in tmp.
+The demo lock is executed once per test session (conftest.py `demo_run`, shared by every
+worker and by the workload modules' end-to-end tests); the run-folder properties (identical
+bytes, resume, report, torn and foreign journal) run by default on the demo edition at
+n_per_cell 2 compiled from scratch in tmp, and on the full demo run with `--slow`.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
 from helpers.project import REPO, TRIAGE, journal_records, read_cells, run_lrc, tree
+from helpers.shared import shared, shared_execute
 
 LOCK = REPO / "generated" / "demo" / "plan.lock"
 WORKLOAD = TRIAGE
@@ -43,18 +49,56 @@ def lock_data() -> dict:
     return json.loads(LOCK.read_bytes())
 
 
-@pytest.fixture(scope="module")
-def first(tmp_path_factory):
-    out = tmp_path_factory.mktemp("demo-a") / "out"
-    res = execute(LOCK, out)
+@pytest.fixture
+def first(demo_run):
+    """The demo lock executed once per session (conftest.py `demo_run`, shared read-only)."""
+    out, res = demo_run
     assert res.returncode == 0, res.stdout + res.stderr
     return out, res
 
 
+SMALL_N = 2
+
+
+def _build_small(folder: Path) -> None:
+    """The demo edition (every workload, system and model) at n_per_cell 2, compiled from scratch."""
+    from lrc.compiler.pipeline import compile_project
+
+    for name in ("specs", "schemas"):
+        shutil.copytree(REPO / name, folder / name)
+    for path in (folder / "specs" / "editions").glob("*.yaml"):
+        if path.name != "demo.yaml":
+            path.unlink()
+    for rel, pattern in (("specs/standard/ledgerrate.yaml", r"(?m)^(  n_per_cell: )15\b"),
+                         ("specs/editions/demo.yaml", r"(?m)^(n_per_cell: )15\b")):
+        path = folder / rel
+        text, count = re.subn(pattern, rf"\g<1>{SMALL_N}", path.read_text(encoding="utf-8"))
+        assert count == 1, rel  # a throw-away project states its own, smaller n (LRC6110)
+        path.write_text(text, encoding="utf-8")
+    result = compile_project(folder)
+    assert not result.diagnostics.has_errors, "\n".join(str(d) for d in result.diagnostics.sorted())
+
+
+@pytest.fixture(params=["small", pytest.param("full", marks=pytest.mark.slow)])
+def plan_run(request, tmp_path_factory):
+    """(lock, out, completed process) of a finished execute, shared read-only. The properties of
+    a run folder (identical bytes, resume, report, torn journal) are checked by default on the
+    demo edition at n_per_cell 2 -- every workload, system and model: 54 runs instead of 405 --
+    and on the full demo run by `--slow`."""
+    if request.param == "full":
+        out, res = request.getfixturevalue("demo_run")
+        lock = LOCK
+    else:
+        lock = shared(tmp_path_factory, "demo-small-project", _build_small) / "generated" / "demo" / "plan.lock"
+        out, res = shared_execute(tmp_path_factory, "demo-small-run", ["execute", lock], run_lrc)
+    assert res.returncode == 0, res.stdout + res.stderr
+    return lock, out, res
+
+
 @pytest.fixture
-def copy_of_first(first, tmp_path) -> Path:
+def copy_of_first(plan_run, tmp_path) -> Path:
     out = tmp_path / "copy"
-    shutil.copytree(first[0], out)
+    shutil.copytree(plan_run[1], out)
     (out / ".lrc-execute.lock").unlink(missing_ok=True)
     return out
 
@@ -97,10 +141,10 @@ def test_every_run_has_a_trace_folder(first, lock_data):
     assert trace["messages"] and trace["calls"]
 
 
-def test_two_executes_into_different_folders_write_identical_bytes(first, tmp_path):
-    out_a, _ = first
+def test_two_executes_into_different_folders_write_identical_bytes(plan_run, tmp_path):
+    lock, out_a, _ = plan_run
     out_b = tmp_path / "b"
-    res = execute(LOCK, out_b)
+    res = execute(lock, out_b)
     assert res.returncode == 0, res.stderr
     a, b = outputs(out_a), outputs(out_b)
     assert sorted(a) == sorted(b)
@@ -108,29 +152,32 @@ def test_two_executes_into_different_folders_write_identical_bytes(first, tmp_pa
     assert [k for k in a if a[k] != b[k]] == []
 
 
-def test_report_rebuilds_the_outputs_from_the_journal_alone(first, copy_of_first):
+def test_report_rebuilds_the_outputs_from_the_journal_alone(plan_run, copy_of_first):
+    lock, first_out, _ = plan_run
     out = copy_of_first
-    want = outputs(first[0])
+    want = outputs(first_out)
     for name in OUTPUTS:
         (out / name).unlink()
     shutil.rmtree(out / "runs")
-    res = run_lrc("report", LOCK, "--out", out)
+    res = run_lrc("report", lock, "--out", out)
     assert res.returncode == 0, res.stderr
     assert outputs(out) == want
     assert res.stdout.startswith((out / "rate-card.md").read_text(encoding="utf-8"))
 
 
-def test_a_second_execute_into_the_same_folder_repeats_nothing(first, copy_of_first):
+def test_a_second_execute_into_the_same_folder_repeats_nothing(plan_run, copy_of_first):
+    lock, first_out, first_res = plan_run
     out = copy_of_first
     journal = (out / "journal.jsonl").read_bytes()
-    res = execute(LOCK, out)
+    res = execute(lock, out)
     assert res.returncode == 0, res.stderr
     runs = sum(1 for r in journal_records(out) if r["type"] == "run")
-    assert runs >= len(MODELS) * len(SYSTEMS) * N
+    n = json.loads(lock.read_bytes())["plan"]["edition"]["spec"]["n_per_cell"]
+    assert runs >= len(MODELS) * len(SYSTEMS) * n
     assert f"resuming: {runs} of {runs} runs already journaled" in res.stderr
     assert (out / "journal.jsonl").read_bytes() == journal  # not one line added
-    assert outputs(out) == outputs(first[0])
-    assert res.stdout == first[1].stdout.replace(str(first[0]), str(out))
+    assert outputs(out) == outputs(first_out)
+    assert res.stdout == first_res.stdout.replace(str(first_out), str(out))
 
 
 # -- refusals -------------------------------------------------------------------------------
@@ -177,29 +224,30 @@ def test_a_lock_whose_lrc_version_was_edited_is_refused(lock_data, tmp_path, red
     assert not (out / "journal.jsonl").exists()
 
 
-def test_a_journal_of_another_plan_is_refused(first, tmp_path):
+def test_a_journal_of_another_plan_is_refused(plan_run, tmp_path):
+    lock, first_out, _ = plan_run
     out = tmp_path / "out"
     out.mkdir()
-    header = journal_records(first[0])[0]
+    header = journal_records(first_out)[0]
     other = {**header, "plan": "sha256:" + "0" * 64}
     data = (json.dumps(other, sort_keys=True, separators=(",", ":")) + "\n").encode()
     (out / "journal.jsonl").write_bytes(data)
-    res = execute(LOCK, out)
+    res = execute(lock, out)
     assert res.returncode == 4, res.stdout + res.stderr
     assert "another plan" in res.stderr and other["plan"] in res.stderr
     assert (out / "journal.jsonl").read_bytes() == data
     assert not (out / "cells.csv").exists()
 
 
-def test_a_torn_last_journal_line_is_cut_and_the_run_completes(first, tmp_path):
-    out_a = first[0]
+def test_a_torn_last_journal_line_is_cut_and_the_run_completes(plan_run, tmp_path):
+    lock, out_a, _ = plan_run
     lines = (out_a / "journal.jsonl").read_bytes().splitlines(keepends=True)
     keep = len(lines) // 2
     torn = b"".join(lines[:keep]) + lines[keep][: len(lines[keep]) // 2]
     out = tmp_path / "out"
     out.mkdir()
     (out / "journal.jsonl").write_bytes(torn)
-    res = execute(LOCK, out)
+    res = execute(lock, out)
     assert res.returncode == 0, res.stderr
     assert "incomplete" in res.stderr and "cut off" in res.stderr
     journal = (out / "journal.jsonl").read_bytes()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -45,6 +46,12 @@ def execute(lock: Path, out: Path) -> subprocess.CompletedProcess:
     return run_lrc("execute", lock, "--out", out, "--no-progress", env=lrc_env(KEY), timeout=900)
 
 
+def copy_run(src: Path, dest: Path) -> None:
+    """A writable copy of a finished run folder (without the lock file of the execute that wrote it)."""
+    shutil.copytree(src, dest, dirs_exist_ok=True)
+    (dest / ".lrc-execute.lock").unlink(missing_ok=True)
+
+
 def clear(res: subprocess.CompletedProcess, code: int, *words: str) -> None:
     assert res.returncode == code, (res.returncode, res.stderr[-2000:])
     assert "Traceback" not in res.stderr and "internal error" not in res.stderr, res.stderr
@@ -59,7 +66,7 @@ def outputs(out: Path) -> dict[str, bytes]:
 
 # -- --out unusable ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("shape", ["file", "file-in-path", "empty-file"])
+@pytest.mark.parametrize("shape", ["file", "file-in-path", pytest.param("empty-file", marks=pytest.mark.slow)])
 def test_out_that_is_a_file_is_refused_with_exit_6(lock, tmp_path, stub, shape):
     target = tmp_path / "out"
     if shape == "file":
@@ -127,7 +134,7 @@ def ro_folder(tmp_path):
         folder.close()
 
 
-@pytest.mark.parametrize("where", ["out-itself", "out-inside"])
+@pytest.mark.parametrize("where", ["out-itself", pytest.param("out-inside", marks=pytest.mark.slow)])
 def test_read_only_out_is_exit_6_and_resumes_once_writable(lock, ro_folder, stub, clean, where):
     out = ro_folder.path if where == "out-itself" else ro_folder.path / "run"
     ro_folder.set(True)
@@ -144,8 +151,7 @@ def test_read_only_out_is_exit_6_and_resumes_once_writable(lock, ro_folder, stub
 @pytest.mark.parametrize("outputs", ["stale", "up-to-date"])
 def test_report_reads_a_read_only_folder_without_opening_the_journal_for_writing(lock, ro_folder, stub, clean, outputs):
     out = ro_folder.path / "run"
-    stub.reset()
-    assert execute(lock, out).returncode == 0
+    copy_run(clean, out)  # a finished run of this lock (the report's subject, not under test)
     journal_before = (out / "journal.jsonl").read_bytes()
     if outputs == "stale":  # no record that the outputs match the journal: they must be rebuilt
         (out / ".lrc-outputs.json").unlink()
@@ -170,8 +176,7 @@ def test_report_reads_a_read_only_folder_without_opening_the_journal_for_writing
 @pytest.mark.parametrize("damage", ["item-json", "answer-key"])
 def test_items_of_another_plan_without_a_journal_are_refused_with_exit_4(lock, clean, tmp_path, stub, damage):
     out = tmp_path / "out"
-    stub.reset()
-    assert execute(lock, out).returncode == 0
+    copy_run(clean, out)  # a finished run of this lock, whose journal is then lost
     (out / "journal.jsonl").unlink()
     name = "item.json" if damage == "item-json" else "answer_key.json"
     victim = sorted((out / "items").rglob(name))[0]
@@ -199,11 +204,15 @@ def write(fd, data):
 fake.write = write
 journal.os = fake
 from lrc.compiler.cli import main
+
 sys.exit(main(sys.argv[1:]))
 """
 
 
-@pytest.mark.parametrize("after, errno_name", [(0, "ENOSPC"), (3, "ENOSPC"), (11, "ENOSPC"), (5, "EDQUOT"), (7, "EIO")])
+#: By default: the very first record and one mid-run with another errno; the other three are slow.
+@pytest.mark.parametrize("after, errno_name", [(0, "ENOSPC"), pytest.param(3, "ENOSPC", marks=pytest.mark.slow),
+                                               pytest.param(11, "ENOSPC", marks=pytest.mark.slow),
+                                               pytest.param(5, "EDQUOT", marks=pytest.mark.slow), (7, "EIO")])
 def test_disk_full_during_a_journal_write_is_exit_6_loses_nothing_and_resumes(lock, clean, tmp_path, stub, after, errno_name):
     out = tmp_path / "out"
     stub.reset()

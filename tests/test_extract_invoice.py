@@ -7,10 +7,7 @@ import copy
 import csv
 import hashlib
 import json
-import os
 import re
-import subprocess
-import sys
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable
@@ -694,7 +691,12 @@ errata: []
 _ROLES = {"lrc/oracle": "infrastructure-check", "lrc/null": "floor-check", "lrc/baseline": "baseline"}
 
 
-def test_end_to_end_both_workloads(tmp_path: Path) -> None:
+def test_end_to_end_both_workloads(tmp_path: Path, demo_run) -> None:
+    """The edition of both workloads compiles with their code components; executed, the oracle
+    passes n/n, the null model 0 and the baseline in between, and the item files are stored by
+    content. The execute is the session's demo run (conftest.py `demo_run`): the demo edition
+    runs these two workloads, at the same pins, on the same models, systems and seed, among
+    others -- executing them again here would repeat it."""
     import shutil
 
     from lrc.compiler.pipeline import compile_project
@@ -715,10 +717,7 @@ def test_end_to_end_both_workloads(tmp_path: Path) -> None:
     plan = json.loads(lock.read_text(encoding="utf-8"))["plan"]
     for ref in ("extract.invoice.generator.v2", "extract.invoice.grading.v2", "reconcile.ledger.tools.v2"):
         assert ref in plan["code"]
-    out = tmp_path / "out"
-    env = {**os.environ, "PYTHONHASHSEED": "random"}
-    done = subprocess.run([sys.executable, "-m", "lrc.compiler.cli", "execute", str(lock), "--out", str(out), "--no-progress"],
-                          capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+    out, done = demo_run
     assert done.returncode == 0, done.stderr[-3000:]
     with open(out / "cells.csv", newline="", encoding="utf-8") as fh:
         cells = {(r["workload"], r["model"], r["system"]): int(r["passes"]) for r in csv.DictReader(fh)}

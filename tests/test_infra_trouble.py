@@ -81,7 +81,8 @@ def _after_first_step(body: dict) -> bool:
     return bool(body.get("tools")) and len(body["messages"]) > 2
 
 
-@pytest.mark.parametrize("hang", [None, _after_first_step], ids=["every-call", "agentic-after-step-1"])
+#: A hang after the first agentic step (successes in between reset the count) is slow.
+@pytest.mark.parametrize("hang", [None, pytest.param(_after_first_step, marks=pytest.mark.slow)], ids=["every-call", "agentic-after-step-1"])
 def test_a_hung_provider_stops_the_model_in_seconds_and_a_rerun_completes(server, lock, clean, tmp_path, hang):
     server.reset(faults=[Fault("hang", match=hang)])
     out = tmp_path / "out"
@@ -168,6 +169,7 @@ def storm(seed: int, rate: float = 0.3) -> list[Fault]:
     return faults
 
 
+@pytest.mark.slow  # a random storm; scripted 429/5xx/drops by default: test_e2e_local_server.py
 def test_a_storm_of_429s_and_5xx_changes_nothing_but_the_retry_count(server, lock, clean, tmp_path):
     # The first 429 and the first 500 are certain; the rest of the storm is drawn.
     certain = [Fault("status", status=429, retry_after="0.05", first=1), Fault("status", status=500, first=1)]

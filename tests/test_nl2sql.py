@@ -28,7 +28,7 @@ from lrc.runtime.workloads.base import Item, Reply
 from lrc.runtime.workloads.query_nl2sql import compare as compare_module
 from lrc.runtime.workloads.query_nl2sql import generator, grading, reference
 from lrc.runtime.workloads.query_nl2sql.tools import Toolbox
-from support import run_lrc, tool_defs
+from support import tool_defs
 
 from helpers.agent_loop import render_messages, run_tool_loop, single_shot_answer
 from helpers.workload import assert_imports_confined
@@ -40,6 +40,8 @@ N = 15
 CANARY_SEED = "canary-0"
 CANARY_DIGEST = "sha256:4927e515df73c09a3029e1491854e530eae84423d746d4ae2e670c6c778ec047"  # variants vary master data (issue 10)
 BASELINE_SEEDS = (CANARY_SEED, "seed-1", "seed-2", "seed-3", "seed-4", "seed-5", "seed-6", "seed-7", "seed-8", "seed-9")
+#: The baseline test by default on three seeds; the other seven are slow (CI runs them).
+BASELINE_PARAMS = [s if i < 3 else pytest.param(s, marks=pytest.mark.slow) for i, s in enumerate(BASELINE_SEEDS)]
 
 
 # ---------------------------------------------------------------------------------------
@@ -221,7 +223,7 @@ def test_a_key_without_databases_is_an_error_never_a_pass(canary: list[Item], pa
     assert results[0]["status"] == "error" and blocking_failures(results)
 
 
-@pytest.mark.parametrize("seed", BASELINE_SEEDS)
+@pytest.mark.parametrize("seed", BASELINE_PARAMS)
 def test_baseline_is_honest_and_in_between(seed: str, spec: dict[str, Any], params: dict[str, Any], output_schema: dict[str, Any]) -> None:
     items = edition(seed)
     single = [grade(single_shot(lambda m: reference.baseline(m, None), spec, it), it, params, output_schema)[0] for it in items]
@@ -336,7 +338,8 @@ def literal_sql(result: dict[str, Any]) -> str:
 LITERAL_SEEDS = (CANARY_SEED, "seed-1", "seed-2", "seed-3", "lit-4", "lit-5", "lit-6", "lit-7")
 
 
-@pytest.mark.parametrize("seed", LITERAL_SEEDS)
+#: By default on three seeds (two kinds of names); the other five are slow (CI runs them).
+@pytest.mark.parametrize("seed", [s if s in (CANARY_SEED, "seed-1", "lit-4") else pytest.param(s, marks=pytest.mark.slow) for s in LITERAL_SEEDS])
 def test_a_hard_coded_literal_answer_fails_every_template(seed: str, params: dict[str, Any], output_schema: dict[str, Any]) -> None:
     """For every template (master-data questions included), the primary's result returned as
     literals fails on at least one variant, and the generator's own check says so."""
@@ -631,7 +634,12 @@ def build_project(tmp_path: Path) -> Path:
     return project
 
 
-def test_end_to_end_on_the_reference_models(tmp_path: Path) -> None:
+def test_end_to_end_on_the_reference_models(tmp_path: Path, demo_run) -> None:
+    """The edition of both database workloads compiles with their tools; executed, the oracle
+    passes n/n, the null model 0 and the baseline in between. The execute is the session's demo
+    run (conftest.py `demo_run`): the demo edition runs these two workloads, at the same pins,
+    on the same models, systems and seed, among others -- executing them again here would
+    repeat it."""
     from lrc.compiler.pipeline import compile_project
 
     project = build_project(tmp_path)
@@ -643,13 +651,12 @@ def test_end_to_end_on_the_reference_models(tmp_path: Path) -> None:
     assert set(plan["workloads"]) == {NL2SQL, MONTH_END}
     assert set(plan["workloads"][MONTH_END]["tools"]) == {"agentic"}
     assert {"run_sql", "submit_sql"} == {t["function"]["name"] for t in plan["workloads"][NL2SQL]["tools"]["agentic"]}
-    out = tmp_path / "out"
-    proc = run_lrc("execute", str(lock), "--out", str(out), timeout=600)
+    out, proc = demo_run
     assert proc.returncode == 0, proc.stderr[-3000:]
     with (out / "cells.csv").open(encoding="utf-8") as fh:
         cells = {(r["workload"], r["model"], r["system"]): r for r in csv.DictReader(fh)}
     expected = [(NL2SQL, "single-shot"), (NL2SQL, "agentic"), (MONTH_END, "agentic")]
-    assert {(w, s) for w, _, s in cells} == set(expected)
+    assert {(w, s) for w, _, s in cells if w in (NL2SQL, MONTH_END)} == set(expected)
     for workload, system in expected:
         oracle, null, baseline = (cells[(workload, f"lrc/{m}", system)] for m in ("oracle", "null", "baseline"))
         assert (oracle["passes"], oracle["n"]) == ("15", "15"), (workload, system)

@@ -1,0 +1,77 @@
+"""Expensive results built once per test session and shared, read-only, by the tests that need them.
+
+With pytest-xdist every worker is a process of its own, so a session-scoped fixture alone is
+built once per worker. `shared(tmp_path_factory, name, build)` builds `name` once per session:
+under the session's common temporary folder, behind a file lock, so the first worker to ask
+builds it while the others wait for it (they would otherwise build it again on the same two
+cores). A test that changes a shared result works on its own copy.
+
+Nothing here is kept between sessions: the folder lives under this session's pytest base
+temporary folder, so no test depends on what an earlier run (or the demo) left behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: every worker builds its own copy
+    fcntl = None
+
+
+def session_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder every worker of this session shares (the per-worker base folder's parent under xdist)."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER") and fcntl is not None:
+        base = base.parent
+    root = base / "lrc-shared"
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def shared(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
+    """The folder `name`, filled by `build(folder)` exactly once per session (a failed build is retried)."""
+    root = session_root(tmp_path_factory)
+    target = root / name
+    done = root / f"{name}.done"
+    with open(root / f"{name}.lock", "w") as lock:
+        if fcntl is not None:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if not done.exists():
+                if target.exists():
+                    shutil.rmtree(target)
+                target.mkdir()
+                build(target)
+                done.write_text("ok\n")
+        finally:
+            if fcntl is not None:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+    return target
+
+
+def shared_execute(tmp_path_factory: pytest.TempPathFactory, name: str, args: list[str | Path],
+                   run: Callable[..., subprocess.CompletedProcess]) -> tuple[Path, subprocess.CompletedProcess]:
+    """`run(*args, "--out", OUT)` once per session: (OUT, the completed process as it ran).
+
+    The process's exit code and output are kept beside OUT, so every test sees the same run,
+    whatever its outcome (a test asserts on it; the build itself never fails on a non-zero exit).
+    """
+
+    def build(folder: Path) -> None:
+        res = run(*args, "--out", folder / "out")
+        (folder / "process.json").write_text(json.dumps(
+            {"args": [str(a) for a in res.args], "returncode": res.returncode, "stdout": res.stdout, "stderr": res.stderr}),
+            encoding="utf-8")
+
+    folder = shared(tmp_path_factory, name, build)
+    done = json.loads((folder / "process.json").read_text(encoding="utf-8"))
+    return folder / "out", subprocess.CompletedProcess(done["args"], done["returncode"], done["stdout"], done["stderr"])
