@@ -70,20 +70,33 @@ class RunOptions:
         """The effective operating settings of this execute, each with its source (flag,
         profile, env, default): journaled once per execute, written into every run manifest
         and summary.json under `operation`. Only a key variable's NAME is ever in it."""
-        settings = {f.name: {"value": getattr(self.settings, f.name), "source": self.sources.get(f.name, "default")}
+        settings = {f.name: {"value": _plain(getattr(self.settings, f.name)), "source": self.sources.get(f.name, "default")}
                     for f in fields(InfraSettings)}
         models = {}
         for model in sorted(plan_models):
             endpoint = self.endpoint(model)
             models[model] = {name: {"value": getattr(endpoint, name), "source": self.sources.get(f"models/{model}/{name}", "default")}
                              for name in ENDPOINT_FIELDS}
-        return {"profile": None if self.profile_path is None else str(self.profile_path), "settings": settings, "models": models}
+        chosen = {"models": None if self.models is None else list(self.models),
+                  "workloads": None if self.workloads is None else list(self.workloads),
+                  "limit": self.limit, "shard": None if self.shard is None else f"{self.shard[0]}/{self.shard[1]}"}
+        return {"profile": None if self.profile_path is None else str(self.profile_path), "settings": settings, "models": models,
+                "selection": chosen, "budget_usd": None if self.budget is None else str(self.budget),
+                "cache": None if self.cache_dir is None else {"dir": str(self.cache_dir), "sampled": self.cache_sampled}}
 
     @property
     def partial(self) -> bool:
         """Does this execute make only part of the plan's runs? (A subset, a limit or a shard:
         such a folder never yields rate-card lines or a qualifying verdict.)"""
         return self.models is not None or self.workloads is not None or self.limit is not None or self.shard is not None
+
+
+def _plain(value: Any) -> Any:
+    """A setting as JSON without floats (seconds as decimal strings: 28800.0 -> "28800", 0.05 ->
+    "0.05"), like every figure lrc writes; other values unchanged."""
+    if isinstance(value, float):
+        return format(Decimal(repr(value)).normalize(), "f")
+    return value
 
 
 class OptionsError(ValueError):

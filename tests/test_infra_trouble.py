@@ -63,14 +63,19 @@ def exclusions(out: Path) -> dict[str, str]:
     return {r["run"]: r.get("reason") for r in journal_records(out) if r["type"] == "infra_exhausted"}
 
 
-def assert_resumes_to_clean(server: StubServer, lock: Path, out: Path, clean: Path, first_records) -> None:
-    """A rerun against a healthy server completes, repays nothing, and equals the clean run."""
+def assert_resumes_to_clean(server: StubServer, lock: Path, out: Path, clean: Path, first_records,
+                            cut_in_flight: int = 0) -> None:
+    """A rerun against a healthy server completes, repays nothing, and equals the clean run.
+
+    `cut_in_flight`: calls the first execute abandoned when it stopped the model may have been
+    answered by the server after lrc stopped listening (the server's 200 then never reached a
+    journal); at most that many (the model's concurrency) may be sent again."""
     server.reset()
     res = execute(lock, out)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "resuming" in res.stderr
     paid = {r.digest for r in first_records if r.status == 200}
-    assert not paid & {r.digest for r in server.snapshot()}, "a finished call was paid twice"
+    assert len(paid & {r.digest for r in server.snapshot()}) <= cut_in_flight, "a finished call was paid twice"
     assert results(out) == results(clean)
     assert json.loads((out / "summary.json").read_text())["runs_incomplete"] == 0
 
@@ -145,7 +150,8 @@ def test_a_model_past_its_deadline_is_stopped_and_resumes(server, lock, clean, t
     assert f"{STUB_MODEL} ({server.api_base}) was stopped" in res.stderr
     assert "LRC_MODEL_DEADLINE_SECONDS" in res.stderr
     assert set(exclusions(out).values()) == {"model-stopped"}
-    assert_resumes_to_clean(server, lock, out, clean, first)
+    # The deadline cuts the calls in flight (at most the model's concurrency, 4 in the profile).
+    assert_resumes_to_clean(server, lock, out, clean, first, cut_in_flight=4)
 
 
 @pytest.mark.parametrize("name, value", [("LRC_RUN_DEADLINE_SECONDS", "soon"), ("LRC_MAX_ATTEMPTS", "0")])

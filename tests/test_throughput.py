@@ -298,7 +298,9 @@ def test_latency_is_the_providers_and_the_slot_wait_is_recorded_apart(monkeypatc
 
     monkeypatch.setattr(adapter, "_litellm", _FakeLitellm(latency))
     stats = infra.InfraStats()
-    lane = infra.ModelLane("openai/fake", {"max_concurrency": limit}, infra.InfraSettings(), stats)
+    from lrc.runtime.operate import ModelEndpoint
+
+    lane = infra.ModelLane("openai/fake", {}, infra.InfraSettings(), stats, endpoint=ModelEndpoint(max_concurrency=limit))
     model = {"id": "openai/fake", "price": {"input": "1", "output": "1"}}
 
     async def main():
