@@ -328,7 +328,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rate-5xx", type=float, default=0.0, help="share of requests answered 503")
     ap.add_argument("--server-seconds", type=float, default=1800, help="the server stops by itself after this")
     ap.add_argument("--repeat", type=int, default=3, help="median of this many runs (default 3)")
-    ap.add_argument("--journals", default="10000,100000", help="synthetic journal sizes, comma-separated ('' for none)")
+    ap.add_argument("--journals", default=None, help="synthetic journal sizes, comma-separated ('' for none; default "
+                    "10000,100000, with --quick 1000)")
     ap.add_argument("--no-inspect", action="store_true", help="skip inspect_ai even if installed")
     ap.add_argument("--journals-only", action="store_true", help="only the resume/report figures of synthetic journals")
     ap.add_argument("--quick", action="store_true", help="a short run: 128 runs, once, a 1,000-run journal, no inspect_ai")
@@ -338,7 +339,9 @@ def main(argv: list[str] | None = None) -> int:
         serve(args.latency, args.rate_429, args.rate_5xx, args.server_seconds, seed=11)
         return 0
     if args.quick:
-        args.runs, args.repeat, args.journals, args.no_inspect = min(args.runs, 128), 1, "1000", True
+        args.runs, args.repeat, args.no_inspect = min(args.runs, 128), 1, True
+    if args.journals is None:
+        args.journals = "1000" if args.quick else "10000,100000"
     work = args.keep or Path(tempfile.mkdtemp(prefix="lrc-throughput-"))
     work.mkdir(parents=True, exist_ok=True)
     try:

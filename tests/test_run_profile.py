@@ -134,7 +134,7 @@ def test_precedence_flag_over_profile_over_environment_over_default():
     assert settings["retry_base_seconds"] == {"value": "0.5", "source": "env"}  # env over default
     assert settings["stop_after_connection_failures"] == {"value": 3, "source": "env"}
     assert settings["stop_after_timeouts"] == {"value": 9, "source": "profile"}
-    assert settings["retry_max_seconds"] == {"value": 60.0, "source": "default"}
+    assert settings["retry_max_seconds"] == {"value": "60", "source": "default"}
     a, b, c = op["models"]["m/a"], op["models"]["m/b"], op["models"]["m/c"]
     assert a["max_concurrency"] == {"value": 32, "source": "flag"}  # flag over profile
     assert a["api_base"] == {"value": "http://profile/v1", "source": "profile"}
@@ -178,7 +178,7 @@ def test_effective_settings_are_recorded_everywhere_and_no_key_ever(stub, lock, 
     op = sessions[0]["operation"]
     assert op["settings"]["max_attempts"] == {"value": 4, "source": "profile"}
     assert op["settings"]["run_deadline_seconds"] == {"value": "600", "source": "env"}
-    assert op["settings"]["retry_base_seconds"] == {"value": 0.01, "source": "profile"}  # the test env's 0.01 is overridden
+    assert op["settings"]["retry_base_seconds"] == {"value": "0.01", "source": "profile"}  # the test env's 0.01 is overridden
     assert op["settings"]["stop_after_connection_failures"] == {"value": 8, "source": "default"}
     stub_ops = op["models"][STUB_MODEL]
     assert stub_ops["api_key_env"] == {"value": KEY_ENV, "source": "flag"}
