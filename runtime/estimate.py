@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Callable
 
+from lrc.runtime.models.reference import _prompt_text as reference_prompt_text
+from lrc.runtime.models.reference import estimate_tokens as _chars_over_four
 from lrc.runtime.pricing import PricingError, call_cost, decimal_str, format_usd, price_for
 
 LEVELS = ("low", "expected", "high")
@@ -61,28 +63,8 @@ class EstimateError(Exception):
 
 # -- counting tokens -------------------------------------------------------------------------
 
-def _chars_over_four(text: str) -> int:
-    return math.ceil(len(text) / 4) if text else 0
-
-
-def reference_prompt_text(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> str:
-    """The text the embedded reference models bill: the same rule as
-    `lrc.runtime.models.reference` (tests check the two agree call for call)."""
-    parts = [json.dumps(tools, sort_keys=True)] if tools else []
-    for m in messages:
-        content = m.get("content")
-        if isinstance(content, list):
-            for part in content:
-                if part.get("type") == "text":
-                    parts.append(str(part.get("text", "")))
-                elif part.get("type") == "file":
-                    parts.append(str((part.get("file") or {}).get("file_data", "")))
-        else:
-            parts.append(str(content or ""))
-        for call in m.get("tool_calls") or []:
-            fn = call.get("function", {}) if isinstance(call, dict) else {}
-            parts.append(str(fn.get("name", "")) + str(fn.get("arguments", "")))
-    return "\n".join(parts)
+# The embedded reference models bill ceil(chars / 4) of their prompt text (`reference_prompt_text`,
+# `_chars_over_four`, imported from the reference provider itself): their forecast is exact.
 
 
 @dataclass
