@@ -90,6 +90,8 @@ class Journal:
         self.exhaustions: dict[str, list[dict[str, Any]]] = {}  # every exhaustion ever journaled, per run
         self.sessions: list[dict[str, Any]] = []  # one "session" record per execute that journaled something, in order
         self.run_session: dict[str, int] = {}  # run -> index in `sessions` of the execute that journaled it
+        self.judges: dict[tuple[str, str], dict[str, Any]] = {}  # (run, "primary"|"second") -> the judge's record
+        self.adjudications: dict[str, list[dict[str, Any]]] = {}  # run -> human grades (`lrc review import`), in order
         self.truncated_tail = False
         self._fd: int | None = None
         self._size = 0
@@ -179,6 +181,10 @@ class Journal:
                 self.run_session[rec["run"]] = len(self.sessions) - 1
         elif kind == "session":  # how an execute was operated: it applies to the records after it
             self.sessions.append(rec)
+        elif kind == "judge":  # a judge's call on a finished run (issue 12); the latest record of a role wins
+            self.judges[(rec["run"], rec["role"])] = rec
+        elif kind == "adjudication":  # append-only: a human grade never rewrites the judge's record
+            self.adjudications.setdefault(rec["run"], []).append(rec)
         elif kind == "infra_exhausted":
             self.exhaustions.setdefault(rec["run"], []).append(rec)
             if rec["run"] not in self.runs:
