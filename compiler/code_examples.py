@@ -583,6 +583,16 @@ lrc reports:
   specs/editions/2027-01.yaml:69:15: error[LRC6112]: the held-out seed commitment was already committed to by 2026-10.v1
     at /seed/commitment
     hint: make a fresh seed with `lrc seed new` (seed §7: datasets regenerate each edition from fresh seeds)""",
+    "LRC6113": """\
+# specs/editions/2026-12.yaml: the judge is an OpenAI model and so is a flagship under evaluation
+judge:
+  model: openai/gpt-4.1
+  sampling: {temperature: 0}
+
+lrc reports:
+  specs/editions/2026-12.yaml:52:10: error[LRC6113]: the judge openai/gpt-4.1 is of the family of openai/gpt-5 (under evaluation) and the edition fixes no second judge
+    at /judge/model
+    hint: add judge.second_model: <a model of another family>, priced like every model (seed §5.4)""",
     "LRC7001": """\
 $ lrc compile --check      # after editing generated/demo/plan.lock by hand, or a spec without recompiling
 

@@ -14,6 +14,8 @@ from typing import Any
 from lrc.compiler.refs import make_ref
 from lrc.compiler.resolve import (
     OUTPUT_CONTRACT_COMPONENT,
+    JUDGE_COMPONENT,
+    REFERENCE_JUDGE,
     REFERENCE_MODELS,
     REFERENCE_MODELS_COMPONENT,
     Graph,
@@ -69,7 +71,12 @@ def build_plan(edition: Spec, graph: Graph, prompts: dict[str, dict], prints: di
     code_refs.add(data["analysis"])  # the code behind the published figures (resolve.ANALYSIS_COMPONENT)
     for system in systems.values():
         code_refs.add(system.data["implementation"])
-    uses_reference_models = any(m["id"] in REFERENCE_MODELS for m in data["models"])
+    judge = data.get("judge") or {}
+    uses_reference_models = any(m["id"] in REFERENCE_MODELS for m in data["models"]) or \
+        REFERENCE_JUDGE in (judge.get("model"), judge.get("second_model"))
+    if any(wl.data["grading"]["kind"] in ("hybrid", "judged") for wl in workloads.values()):
+        # The judge's framing and the reading of its replies decide judged pass rates: pinned like a validator.
+        code_refs.add(make_ref(JUDGE_COMPONENT, graph.components_latest(JUDGE_COMPONENT)))
     if uses_reference_models:
         code_refs.add(make_ref(REFERENCE_MODELS_COMPONENT, graph.components_latest(REFERENCE_MODELS_COMPONENT)))
     plan_workloads: dict[str, Any] = {}

@@ -16,6 +16,7 @@ from typing import Any, Iterable
 
 from lrc.compiler.diagnostics import Diagnostics
 from lrc.compiler.refs import parse_ref
+from lrc.runtime.judge.models import same_family
 
 JUDGED = ("hybrid", "judged")
 
@@ -127,6 +128,7 @@ def _edition(graph, edition, standard, diags: Diagnostics) -> None:
         judge = data.get("judge", {}).get(role)
         if judge is not None:
             _priced_classes(edition, judge, ("judge", role), diags)
+    _judge_family(edition, data, diags)
 
 
 def _priced_classes(edition, model_id: str, where: tuple, diags: Diagnostics) -> None:
@@ -270,3 +272,16 @@ def check_seed_freshness(graph, ledger, diags: Diagnostics) -> None:
             else:
                 diags.warning("LRC6112", f"the public seed '{edition.data['seed']['value']}' is also used by {where}: both editions run the same items",
                               **edition.at("seed", "value"), hint="choose a seed value of this edition's own")
+
+
+def _judge_family(edition, data: dict[str, Any], diags: Diagnostics) -> None:
+    """Seed 001 §5.4: a judge of an evaluated model's family needs a second judge for the
+    sensitivity check (the rule of `lrc.runtime.judge.models.same_family`)."""
+    judge = data.get("judge")
+    if not judge or judge.get("second_model"):
+        return
+    kin = same_family({"edition": {"spec": data}})
+    if kin:
+        diags.error("LRC6113", f"the judge {judge['model']} is of the family of {', '.join(kin)} (under evaluation) and the edition "
+                    f"fixes no second judge", **edition.at("judge", "model"),
+                    hint="add judge.second_model: <a model of another family>, priced like every model (seed §5.4)")

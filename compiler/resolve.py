@@ -28,6 +28,8 @@ from lrc.runtime.lock.safe_regex import SUBJECT_LIMIT
 MAX_REFERENCED_FILE = 256 * 1024
 REFERENCE_MODELS = {"lrc/oracle", "lrc/null", "lrc/baseline"}
 REFERENCE_MODELS_COMPONENT = "lrc.reference-models"
+REFERENCE_JUDGE = "lrc/judge"  # the embedded reference judge: only ever a judge, never a model under evaluation
+JUDGE_COMPONENT = "lrc.judge"
 OUTPUT_CONTRACT_COMPONENT = "lrc.output-contract"
 ANALYSIS_COMPONENT = "lrc.analysis"
 """The code that computes an edition's published figures (runtime/report/outputs.py and what it
@@ -501,6 +503,9 @@ class Resolver:
                                  hint="remove it from the edition; it is specified as data for a later runtime")
         for role in ("model", "second_model"):
             judge = data.get("judge", {}).get(role)
+            if judge is not None and judge.startswith("lrc/") and judge != REFERENCE_JUDGE:
+                self.diags.error("LRC3001", f"unknown embedded reference judge '{judge}'", **spec.at("judge", role),
+                                 hint=f"the embedded judge is {REFERENCE_JUDGE}")
             if judge is not None and judge not in data["pricing"]:
                 self.diags.error("LRC6001", f"judge model '{judge}' has no frozen price", **spec.at("judge", role),
                                  hint="judge tokens are grading cost: price them like any model (reported apart from CPO)")

@@ -62,6 +62,9 @@ class Budget:
             self.bounds[model_id] = (cap, source)
         self.earlier = sum((call_cost(c["usage"], price_for(self._prices, _model_of(key)))
                             for (key, _step), c in journal.calls.items()), Decimal(0))
+        # Judge calls are grading cost, kept out of CPO, but they are spent all the same.
+        self.earlier += sum((call_cost(j["usage"], price_for(self._prices, j["model"]))
+                             for j in getattr(journal, "judges", {}).values()), Decimal(0))
         self.spent = self.earlier
         self.reserved = Decimal(0)
         self.calls = 0

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from lrc.runtime.lock import format as lockformat
 from lrc.runtime.lock.canonical import digest, digest_bytes
 from lrc.runtime.lock.templating import render
+from lrc.runtime.judging import judge_record
 
 if TYPE_CHECKING:
     from lrc.runtime.operate import RunOptions
@@ -151,16 +152,24 @@ def render_messages(workload: dict[str, Any], system: str, item, model: dict[str
 # -- execution ------------------------------------------------------------------------------
 
 async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, list], modules: dict[str, ModuleType],
-                   journal, progress: bool, settings, endpoint=None, cache=None, spending=None) -> Any:
+                   journal, progress: bool, settings, endpoint=None, cache=None, spending=None, judging=None) -> Any:
     """Run every pending run; the infrastructure figures (`infra.InfraStats`) come back.
     `cache` is the response cache (`response_cache.ResponseCache`) of `--cache`, if any;
-    `spending` is the execute's `budget.Budget` (--budget), or None."""
+    `spending` is the execute's `budget.Budget` (--budget), or None; `judging` the judge step
+    (`lrc.runtime.judging.Judging`) of a plan with judged workloads, or None."""
     from lrc.runtime.budget import BudgetReached
+    from lrc.runtime.judge.models import callable_models
     from lrc.runtime.models import adapter, infra
     from lrc.runtime.models.reference import CURRENT, ReferenceContext
     from lrc.runtime.systems.base import RunContext, Turn
 
-    pending = [r for r in runs if r.key not in journal.runs]
+    def unjudged(r: RunSpec) -> bool:
+        """A journaled run of a judged workload whose primary judge record is missing (the
+        execute that made it was stopped before its judge call came back)."""
+        return judging is not None and judging.applies(r.workload) and r.key in journal.runs \
+            and (r.key, "primary") not in journal.judges
+
+    pending = [r for r in runs if r.key not in journal.runs or unjudged(r)]
     bar = None
     if progress:
         from tqdm import tqdm
@@ -172,14 +181,60 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
     # screen it is also said at once, above the bar, so a stalled bar is explained.
     lanes = {m: infra.ModelLane(m, entry, settings, stats, on_stop=lambda _m, text: _announce_live(bar, f"lrc execute: {text}"),
                                 endpoint=endpoint(m) if endpoint is not None else None)
-             for m, entry in plan["models"].items()}
+             for m, entry in callable_models(plan).items()}
     # A call holds one of these from before it is sent until its journal line is fsync'd, so
     # at most the model's concurrency of paid calls are ever unacknowledged: a kill repays at
     # most that many per model (the group commit adds no repaid call; journal.py, "Durability").
     unacknowledged = {m: asyncio.Semaphore(lane.limiter.max) for m, lane in lanes.items()}
 
+    async def judge(spec: RunSpec, role: str) -> None:
+        """The judge step of one journaled run (lrc.runtime.judging): nothing when the
+        deterministic checks failed, or when this judge's record is already journaled."""
+        if (spec.key, role) in journal.judges or (spending is not None and spending.stopped):
+            return
+        material = await asyncio.to_thread(judging.material, spec, journal.runs[spec.key])  # grading: off the loop
+        if material is None:
+            return
+        request = judging.request(role, spec, material)
+        entry = request.model
+        if entry.get("reference"):
+            workload = plan["workloads"][spec.workload]
+            CURRENT.set(ReferenceContext(modules[workload["spec"]["reference"]["implementation"]], items[spec.workload][spec.item_index],
+                                         material=material))
+        timeout = max(plan["systems"][ref]["spec"].get("request_timeout_seconds", 300) for ref in plan["systems"])
+        try:
+            hold = await spending.reserve(entry["id"], request.messages, None) if spending is not None else None
+        except BudgetReached:
+            return
+        waiting = time.monotonic()
+        async with unacknowledged[entry["id"]]:
+            waited_ms = int((time.monotonic() - waiting) * 1000)
+            try:
+                res = await adapter.complete(entry, request.messages, None, timeout, lanes[entry["id"]], lanes[entry["id"]].run_budget())
+            except adapter.InfraExhausted as exc:
+                if hold is not None:
+                    spending.release(hold)
+                # Counted like any exhausted call; the run stays unjudged (held out, exit 3) and a resume judges it.
+                await journal.commit({"type": "infra_exhausted", "run": spec.key, "failures": [vars(f) for f in exc.failures],
+                                      "reason": f"judge-{getattr(exc, 'reason', 'retries-exhausted')}", "judge": role})
+                stats.exclude(f"judge {getattr(exc, 'reason', 'retries-exhausted')}")
+                return
+            except BaseException:
+                if hold is not None:
+                    spending.release(hold)
+                raise
+            if hold is not None:
+                spending.settle(hold, entry["id"], res.usage)
+            await journal.commit(judge_record(request, spec.key, res, _call_record(spec, 0, request.digest, res, waited_ms)))
+
     async def one(spec: RunSpec) -> None:
         if spending is not None and spending.stopped:  # --budget reached: no run starts any more
+            return
+        if spec.key in journal.runs:  # made by an earlier execute; only its judge step is left
+            if judging is not None and judging.applies(spec.workload):
+                await judge(spec, "primary")
+            if bar:
+                bar.update(1)
             return
         workload = plan["workloads"][spec.workload]
         model = plan["models"][spec.model]
@@ -255,6 +310,8 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
             "outcome": outcome.outcome, "steps": outcome.steps, "answer_text": outcome.answer_text,
             "answer": outcome.answer, "submitted": outcome.submitted, "transcript": outcome.transcript, "events": outcome.events,
         })
+        if judging is not None and judging.applies(spec.workload):
+            await judge(spec, "primary")
         if bar:
             bar.update(1)
 
@@ -268,6 +325,13 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
         for t in tasks:
             if t.done() and not t.cancelled() and t.exception() is not None:
                 raise t.exception()
+        if judging is not None:  # the second judge's sample needs every primary judgment first (seed §5.4)
+            tasks = [asyncio.ensure_future(judge(r, "second")) for r in judging.second_sample(journal, runs)]
+            if tasks:
+                await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            for t in tasks:
+                if t.done() and not t.cancelled() and t.exception() is not None:
+                    raise t.exception()
     except BaseException:
         # Cancelling a call inside litellm leaves the provider coroutine litellm created but
         # had not awaited yet; Python then warns "coroutine ... was never awaited" at exit.
@@ -485,7 +549,13 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
     seed_file, progress = options.seed_file, options.progress
     lock = load_verified(lock_path)
     plan = lock["plan"]
-    unknown = options.unknown_models(plan["models"])
+    from lrc.runtime.judge import models as judge_models
+
+    refused = judge_models.problems(plan)
+    if refused:  # before any call: a judged workload must be able to reach a pass honestly
+        raise Refused("; ".join(refused) + "; nothing was run")
+    callable_models = judge_models.callable_models(plan)
+    unknown = options.unknown_models(callable_models)
     if unknown:
         raise Aborted(f"the run profile or a flag sets model(s) the plan does not run: {', '.join(unknown)} "
                       f"(it runs: {', '.join(sorted(plan['models']))}); nothing was run")
@@ -502,6 +572,7 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
             print(summary.where)
             return _finish("lrc execute", summary)
     used_models = [dict(m) for ref, m in plan["models"].items() if chosen_models is None or ref in chosen_models]
+    used_models += [dict(j) for j in judge_models.judges(plan).values() if j["id"] not in plan["models"]]
     missing = adapter.missing_credentials(used_models, options.endpoint)
     if missing:
         lines = [f"{model}: set {' and '.join(names)}" for model, names in missing]
@@ -535,15 +606,20 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
             if any(r.key not in journal.runs for r in chosen):
                 # How this execute is operated, once, before the first run it journals (an
                 # execute with nothing to do leaves the journal as it was).
-                journal.append({"type": "session", "operation": options.operation(plan["models"])})
+                journal.append({"type": "session", "operation": options.operation(callable_models)})
             if cache is not None:  # what earlier executes of this folder paid for, in case it is not stored yet
                 cache.store_journaled(journal.calls.values(), {r.key: r for r in runs}, plan["models"])
             try:
-                spending = budget.open_budget(options.budget, plan, journal)
+                spending = budget.open_budget(options.budget, {**plan, "models": callable_models}, journal)
             except budget.BudgetUnusable as exc:
                 raise Aborted(f"--budget: {exc}") from exc
+            judging = None
+            if judge_models.judged_workloads(plan):
+                from lrc.runtime.judging import Judging
+
+                judging = Judging(plan, modules, items, seed)
             stats = asyncio.run(_execute(plan, chosen, items, modules, journal, progress, settings, options.endpoint, cache,
-                                         spending))
+                                         spending, judging))
         except JournalWriteError as exc:
             kept = len(journal.runs)
             raise Unusable(f"{exc}; the {kept} run(s) journaled so far are kept. "
@@ -554,7 +630,7 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
         finally:
             journal.close()
         summary = _write_outputs(lock, plan, runs, items, modules, Journal(journal_path, lock["root_digest"], plan["edition"]["ref"],
-                                                                           readonly=True), out)
+                                                                           readonly=True), out, seed)
         write_stamp(lock, out, _selection(options), summary, len(runs))
     print(summary.card, end="")
     print(summary.where)
@@ -624,14 +700,14 @@ def _finish(command: str, summary) -> int:
     return EXIT_INCOMPLETE if summary.incomplete else EXIT_OK
 
 
-def _write_outputs(lock, plan, runs, items, modules, journal, out: Path):
+def _write_outputs(lock, plan, runs, items, modules, journal, out: Path, seed: str | None = None):
     from lrc.runtime import estimate
     from lrc.runtime.report import outputs
 
     # The forecast of `lrc estimate`, recomputed from the lock by the same code, beside the actual cost.
     forecast = estimate.for_report(estimate.forecast(plan, lock["root_digest"], items, runs))
     try:
-        return outputs.write_all(lock, plan, runs, items, modules, journal, out, forecast)
+        return outputs.write_all(lock, plan, runs, items, modules, journal, out, forecast, seed=seed)
     except OSError as exc:
         raise Unusable(f"cannot write the outputs in {out}: {_os_problem(exc)}; the journal is intact: fix it and run "
                        f"`lrc report` (or the same `lrc execute`) again") from exc
@@ -724,7 +800,7 @@ def report_cli(lock_path: Path, out: Path) -> int:
             raise Refused("a held-out edition's report needs its items; rerun `lrc execute` with --seed-file")
         items = item_gen.generate(plan, seed)
         runs = plan_runs(plan, items)
-        summary = _write_outputs(lock, plan, runs, items, import_modules(plan), journal, out)
+        summary = _write_outputs(lock, plan, runs, items, import_modules(plan), journal, out, seed)
         write_stamp(lock, out, _selection(None), summary, len(runs))
     except Refused as exc:
         _say(redact(f"lrc report: {exc}"))

@@ -236,7 +236,7 @@ def merge(lock_path: Path, folders: list[Path], out: Path, seed_file: Path | Non
             except OSError as exc:
                 raise Unusable(f"cannot write the items in {out}: {_os_problem(exc)}") from exc
             runs = plan_runs(plan, items)
-            summary = _write_outputs(lock, plan, runs, items, import_modules(plan), journal, out)
+            summary = _write_outputs(lock, plan, runs, items, import_modules(plan), journal, out, seed)
     except Refused:
         if created and out.is_dir() and {p.name for p in out.iterdir()} <= {".lrc-execute.lock"}:
             (out / ".lrc-execute.lock").unlink(missing_ok=True)

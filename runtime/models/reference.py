@@ -35,12 +35,17 @@ COMPONENT_VERSION = 2
 
 PROVIDER = "lrc"
 MODELS = ("oracle", "null", "baseline")
+JUDGE = "judge"
+"""`lrc/judge`, the embedded reference judge: deterministic, it scores the anonymized output
+shown to it from the item's answer key (the workload's `reference.judge`), so the whole judge
+path runs offline. It is labelled as such wherever a judge is disclosed; it is not a model."""
 
 
 @dataclass(frozen=True)
 class ReferenceContext:
     policies: ModuleType  # the workload's reference component
     item: Item
+    material: dict[str, Any] | None = None  # set for a judge call: what the judge is shown
 
 
 CURRENT: contextvars.ContextVar[ReferenceContext | None] = contextvars.ContextVar("lrc_reference_context", default=None)
@@ -89,7 +94,11 @@ def respond(model: str, messages: list[dict[str, Any]], tools: list[dict[str, An
         return ctx.policies.oracle(messages, tools, ctx.item)
     if name == "baseline":
         return ctx.policies.baseline(messages, tools)
-    raise LookupError(f"unknown reference model lrc/{name}; known: {', '.join('lrc/' + m for m in MODELS)}")
+    if name == JUDGE:
+        if ctx.material is None:
+            raise LookupError("lrc/judge grades only inside a judge step (no material)")
+        return Reply(content=json.dumps(ctx.policies.judge(ctx.material, ctx.item), sort_keys=True, ensure_ascii=False))
+    raise LookupError(f"unknown reference model lrc/{name}; known: {', '.join('lrc/' + m for m in (*MODELS, JUDGE))}")
 
 
 def _provider_class() -> type:

@@ -46,7 +46,13 @@ _COUNT_COLUMNS = (
     "passes", "partials", "infra_excluded", "infra_retries", "step_cap", "refusals", "no_answer",
     "invalid_output", "calls", "steps", "tokens_input", "tokens_cached_input",
     "tokens_cache_write", "tokens_output", "tokens_reasoning",
+    # The judge step of hybrid/judged workloads (seed §5), over every run of the cell that
+    # reached it: calls made, runs not shown to the judge because a deterministic check failed
+    # (a saving), invalid judgments (fails), and the second judge's sample and agreement.
+    "judge_calls", "judge_skipped", "invalid_judgments", "second_judged", "judges_agree",
 )
+#: Per-cell facts about its judge and human review (strings; null for deterministic workloads).
+NOTE_COLUMNS: tuple[str, ...] = ("judge", "review", "human_disagreement")
 
 CELL_SCHEMA: dict[str, Any] = {
     "workload": pl.String, "model": pl.String, "system": pl.String, "role": pl.String,
@@ -56,6 +62,11 @@ CELL_SCHEMA: dict[str, Any] = {
     "infra_excluded": pl.Int64, "infra_retries": pl.Int64, "step_cap": pl.Int64,
     "refusals": pl.Int64, "no_answer": pl.Int64, "invalid_output": pl.Int64,
     "calls": pl.Int64, "steps": pl.Int64,
+    "judge_calls": pl.Int64, "judge_skipped": pl.Int64, "invalid_judgments": pl.Int64,
+    "second_judged": pl.Int64, "judges_agree": pl.Int64,
+    # Judge tokens are grading cost: never in cost_usd, never in CPO (seed §5 via DESIGN §5).
+    "grading_cost_usd": pl.String,
+    "judge": pl.String, "review": pl.String, "human_disagreement": pl.String,
     "tokens_input": pl.Int64, "tokens_cached_input": pl.Int64, "tokens_cache_write": pl.Int64,
     "tokens_output": pl.Int64, "tokens_reasoning": pl.Int64,
     "cost_usd": pl.String, "infra_cost_usd": pl.String,
@@ -131,7 +142,10 @@ def _run_row(record: Mapping[str, Any]) -> dict[str, Any]:
         "steps": g * _count(record.get("steps", 0), f"{where}: steps"),
         "cost": cost if graded else Decimal(0),
         "infra_cost": Decimal(0) if graded else cost,
+        "grading_cost": _money(record.get("grading_cost_usd", "0"), f"{where}: grading_cost_usd"),
     }
+    for k in ("judge_calls", "judge_skipped", "invalid_judgments", "second_judged", "judges_agree"):
+        row[k] = _count(record.get(k, 0), f"{where}: {k}")
     for k in _TOKEN_KEYS:
         row[f"tokens_{k}"] = g * _count(usage.get(k, 0), f"{where}: usage.{k}")
     return row
@@ -149,10 +163,10 @@ def _decimal_dtype(amounts: Iterable[Decimal], rows: int) -> pl.Decimal:
 
 
 def _runs_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
-    money = _decimal_dtype((a for r in rows for a in (r["cost"], r["infra_cost"])), len(rows))
+    money = _decimal_dtype((a for r in rows for a in (r["cost"], r["infra_cost"], r["grading_cost"])), len(rows))
     schema: dict[str, Any] = {k: pl.Int64 for k in rows[0]}
     schema.update({k: pl.String for k in (*CELL_KEY, "item")})
-    schema.update(cost=money, infra_cost=money)
+    schema.update(cost=money, infra_cost=money, grading_cost=money)
     return pl.DataFrame(rows, schema=schema)
 
 
@@ -204,11 +218,13 @@ def calibration(cells: pl.DataFrame) -> dict[str, Any]:
     return {"ok": not failures, "cells_checked": checked, "failures": failures, "unjudged": unjudged}
 
 
-def aggregate(records: list[Mapping[str, Any]], edition: Mapping[str, Any], partial: bool = False) -> pl.DataFrame:
+def aggregate(records: list[Mapping[str, Any]], edition: Mapping[str, Any], partial: bool = False,
+              notes: Mapping[tuple, Mapping[str, Any]] | None = None) -> pl.DataFrame:
     """One row per cell, sorted by workload, model, system (see CELL_SCHEMA for the columns).
 
     `partial`: the records are not every run of the plan (the folder is partial): no cell then
-    carries a qualifying verdict or its probability; they are null and `partial` is true."""
+    carries a qualifying verdict or its probability; they are null and `partial` is true.
+    `notes`: per cell key, the NOTE_COLUMNS of a judged cell (its judge and review state)."""
     if not records:
         return pl.DataFrame(schema=CELL_SCHEMA)
     rows = [_run_row(r) for r in records]
@@ -231,6 +247,7 @@ def aggregate(records: list[Mapping[str, Any]], edition: Mapping[str, Any], part
             *(pl.col(c).sum() for c in _COUNT_COLUMNS),
             pl.col("cost").sum(),
             pl.col("infra_cost").sum(),
+            pl.col("grading_cost").sum(),
         )
         .sort(*CELL_KEY)
     )
@@ -272,6 +289,8 @@ def aggregate(records: list[Mapping[str, Any]], edition: Mapping[str, Any], part
             cpo_p_no_success=boot["p_no_success"] if n else None,
             qualifying=None if partial else _qualifies(passes, n, threshold),
             partial=partial,
+            grading_cost_usd=decimal_str(c["grading_cost"]),
+            **{k: (notes or {}).get(key, {}).get(k) for k in NOTE_COLUMNS},
         )
         out.append(row)
     return pl.DataFrame(out, schema=CELL_SCHEMA)

@@ -26,13 +26,16 @@ from typing import Any
 
 from lrc.runtime import boundedjson
 from lrc.runtime.grading import grade
+from lrc.runtime.judge import models as judge_models
+from lrc.runtime.judging import judge_verdict, judged
+from lrc.runtime.review.status import METHODOLOGY_NOTE, review_status
 from lrc.runtime.lock.canonical import digest
 from lrc.runtime.pricing import call_cost, decimal_str, price_for
 from lrc.runtime.report import aggregate as agg
 from lrc.runtime.report.ratecard import PARTIAL_NOTE, rate_card_markdown
 
 COMPONENT_ID = "lrc.analysis"
-COMPONENT_VERSION = 2
+COMPONENT_VERSION = 3
 
 TRACE_FORMAT = 1
 
@@ -128,7 +131,112 @@ def edition_view(plan: dict[str, Any], lock: dict[str, Any]) -> dict[str, Any]:
                             "units_per_item": wl["spec"]["dataset"]["units_per_item"], "unit": wl["spec"]["dataset"]["unit"]}
                       for ref, wl in sorted(plan["workloads"].items())},
         "bootstrap_seed": lock["root_digest"],
+        **({"judge": {"label": judge_label(plan), "model": plan["edition"]["spec"]["judge"]["model"],
+                      "second_model": plan["edition"]["spec"]["judge"].get("second_model"),
+                      "same_family": judge_models.same_family(plan),
+                      "workloads": judge_models.judged_workloads(plan),
+                      "spot_check_rate": (spec.get("human_review") or {}).get("spot_check_rate"),
+                      "disagreement_threshold": (spec.get("human_review") or {}).get("disagreement_threshold")}}
+           if judge_models.judged_workloads(plan) and spec.get("judge") else {}),
     }
+
+
+def _human_review(workload: dict[str, Any], evaluation: dict[str, Any], cell_review: Any) -> str:
+    kind = workload["spec"]["grading"]["kind"]
+    if kind not in judge_models.JUDGED_KINDS:
+        return f"not required: {kind} grading"
+    if evaluation.get("judge") == "human":
+        return "regraded by a human reviewer (the cell's judge-human disagreement required it)"
+    if evaluation.get("judge") != "judged" and evaluation.get("judge") != "invalid":
+        return "not required: the deterministic checks failed, the judge was not called"
+    if cell_review is None or cell_review.provisional:
+        return "provisional: the cell's human spot-check is not imported yet (lrc review export / import)"
+    if cell_review.regrade_required and not cell_review.regraded:
+        return "manual regrade required: the cell's judge-human disagreement is above the edition's threshold"
+    return "spot-checked: the cell's human spot-check is imported"
+
+
+def _judge_trace(evaluation: dict[str, Any], journal, run_key: str, judges: dict[str, Any]) -> dict[str, Any]:
+    """What the evaluation record says of the judge step: skipped, missing, invalid, or the judgments."""
+    out: dict[str, Any] = {"step": evaluation.get("judge")}
+    for role in judge_models.ROLES:
+        rec = journal.judges.get((run_key, role))
+        if rec is not None:
+            out[role] = {"model": rec["model"], "rubric": rec["rubric"], "request_digest": rec["request"],
+                         "judgment": rec.get("judgment"), "invalid_judgment": rec.get("invalid_judgment"),
+                         "usage": rec["usage"], "attempts": rec["attempts"], "shown": rec.get("material")}
+    return out
+
+
+def _review_notes(plan: dict[str, Any], review: dict[tuple, Any], judged_workloads: set[str], runs: list, journal) -> dict[tuple, dict[str, Any]]:
+    """Per judged cell: the judge and the human review's state, for the cells table."""
+    judges = judge_models.judges(plan)
+    kin = set(judge_models.same_family(plan))
+    notes: dict[tuple, dict[str, Any]] = {}
+    for spec in runs:
+        if spec.workload not in judged_workloads:
+            continue
+        key = (spec.workload, spec.model, spec.system)
+        if key in notes:
+            continue
+        r = review.get(key)
+        if r is None or not r.sampled:
+            state = "provisional" if any((k.key, "primary") in journal.judges for k in runs if (k.workload, k.model, k.system) == key) \
+                else "nothing judged"
+        elif r.regraded:
+            state = "regraded"
+        elif r.provisional:
+            state = "provisional"
+        elif r.regrade_required:
+            state = "manual regrade required"
+        else:
+            state = "spot-checked"
+        notes[key] = {"judge": judges["primary"]["id"] if "primary" in judges else None,
+                      "review": state,
+                      "human_disagreement": None if r is None or r.disagreement_rate is None else f"{r.disagreements}/{r.imported}",
+                      "judge_family": spec.model in kin}
+    return notes
+
+
+def judge_summary(plan: dict[str, Any], cells, review: dict[tuple, Any]) -> dict[str, Any]:
+    """summary.json's `judge`: who judged, what it cost apart from CPO, and the review's state per cell."""
+    block = judge_models.judge_block(plan) or {}
+    judged = judge_models.judged_workloads(plan)
+    out_cells = []
+    for c in cells.sort(*agg.CELL_KEY).iter_rows(named=True):
+        if c["workload"] not in judged:
+            continue
+        r = review.get((c["workload"], c["model"], c["system"]))
+        out_cells.append({
+            "workload": c["workload"], "model": c["model"], "system": c["system"],
+            "judge_calls": c["judge_calls"], "judge_skipped_after_deterministic_fail": c["judge_skipped"],
+            "invalid_judgments": c["invalid_judgments"], "grading_cost_usd": c["grading_cost_usd"],
+            "second_judge": {"graded": c["second_judged"], "agreed": c["judges_agree"]} if c["second_judged"] else None,
+            "review": c["review"],
+            "human_spot_check": None if r is None else {
+                "sampled": r.sampled, "imported": r.imported, "disagreements": r.disagreements,
+                "disagreement_rate": None if r.disagreement_rate is None else decimal_str(r.disagreement_rate),
+                "regrade_required": r.regrade_required, "regraded": r.regraded},
+            **({"methodology_note": METHODOLOGY_NOTE} if c["review"] in ("manual regrade required", "regraded") else {}),
+        })
+    return {
+        "model": block.get("model"), "second_model": block.get("second_model"),
+        "reference_judge": block.get("model") == judge_models.REFERENCE_JUDGE,
+        "label": judge_label(plan),
+        "same_family_models": judge_models.same_family(plan),
+        "sampling": block.get("sampling"),
+        "rubrics": {ref: plan["rubrics"][ref]["digest"] for ref in sorted(plan.get("rubrics") or {})},
+        "human_review": plan["edition"]["spec"].get("human_review"),
+        "cells": out_cells,
+    }
+
+
+def judge_label(plan: dict[str, Any]) -> str:
+    block = judge_models.judge_block(plan) or {}
+    if block.get("model") == judge_models.REFERENCE_JUDGE:
+        return ("lrc/judge — the embedded reference judge: deterministic code that scores from each item's answer key, "
+                "not a language model; its judged pass rates check the harness, they measure no judge")
+    return f"{block.get('model')} (a language model, temperature {(block.get('sampling') or {}).get('temperature', 'default')})"
 
 
 def _usage_total(calls: list[dict[str, Any]]) -> dict[str, int]:
@@ -234,8 +342,13 @@ def forecast_markdown(table: dict[str, Any]) -> str:
 
 
 def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dict[str, list], modules: dict[str, ModuleType],
-              journal, out: Path, forecast: dict[str, Any] | None = None) -> Summary:
-    """`forecast`: `lrc.runtime.estimate.for_report` of the plan, set beside the actual cost (None: none)."""
+              journal, out: Path, forecast: dict[str, Any] | None = None, seed: str | None = None) -> Summary:
+    """`forecast`: `lrc.runtime.estimate.for_report` of the plan, set beside the actual cost (None: none).
+    `seed`: the edition's seed, which draws the human spot-check sample of judged runs."""
+    judged_workloads = set(judge_models.judged_workloads(plan))
+    judges = judge_models.judges(plan)
+    judge_prices = {j["id"]: j["price"] for j in judges.values()}
+    review = review_status(plan, journal, seed) if judged_workloads and seed is not None else {}
     calls_by_run: dict[str, list[dict[str, Any]]] = {}
     for (key, _step), call in sorted(journal.calls.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         calls_by_run.setdefault(key, []).append(call)
@@ -288,7 +401,29 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
             continue
         item = items[spec.workload][spec.item_index]
         evaluation = grade(workload, run, item.answer_key, modules, item)
-        records.append({**base, "status": "graded", "verdict": evaluation["verdict"], "outcome": evaluation["outcome"], "steps": run["steps"]})
+        judging: dict[str, Any] = {}
+        if spec.workload in judged_workloads:
+            cell_review = review.get((spec.workload, spec.model, spec.system))
+            human = cell_review.human_judgments.get(spec.key) if cell_review is not None and cell_review.regraded else None
+            primary, second = journal.judges.get((spec.key, "primary")), journal.judges.get((spec.key, "second"))
+            evaluation = judged(evaluation, workload, plan, modules, item, primary, human)
+            judge_calls = [j for j in (primary, second) if j is not None]
+            grading_cost = sum((call_cost(j["usage"], price_for(judge_prices, j["model"])) for j in judge_calls), Decimal(0))
+            first = judge_verdict(primary, workload, plan, modules, item)
+            other = judge_verdict(second, workload, plan, modules, item)
+            judging = {"judge_calls": len(judge_calls), "grading_cost_usd": decimal_str(grading_cost),
+                       "judge_skipped": int(evaluation["judge"] == "skipped"),
+                       "invalid_judgments": int(evaluation["judge"] == "invalid"),
+                       "second_judged": int(first is not None and other is not None),
+                       "judges_agree": int(first is not None and other is not None and first == other)}
+            if evaluation["judge"] == "missing":
+                # Not judged yet: never a pass, held out like an infrastructure exclusion until a resume judges it.
+                incomplete += 1
+                records.append({**base, **judging, "status": "infra_excluded", "verdict": None, "outcome": "infra_error",
+                                "steps": run["steps"]})
+                continue
+        records.append({**base, **judging, "status": "graded", "verdict": evaluation["verdict"], "outcome": evaluation["outcome"],
+                        "steps": run["steps"]})
         folder = out / "runs" / spec.workload / slug(spec.model) / spec.system / f"{spec.item_id}.r{spec.repetition}"
         system_ref = workload["spec"]["systems"][spec.system]["system"]
         use = workload["spec"]["systems"][spec.system]
@@ -333,11 +468,12 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
             "verdict": evaluation["verdict"],
             "failure_categories": evaluation["failure_categories"],
             "final_disposition": {"pass": "passed", "partial": "partial (counts as not passed)", "fail": "failed"}[evaluation["verdict"]],
-            "human_review": "not required: " + workload["spec"]["grading"]["kind"] + " grading",
+            "human_review": _human_review(workload, evaluation, review.get((spec.workload, spec.model, spec.system))),
+            **({"judge": _judge_trace(evaluation, journal, spec.key, judges)} if spec.workload in judged_workloads else {}),
         })
     edition = edition_view(plan, lock)
     partial = covered["partial"]
-    cells = agg.aggregate(records, edition, partial=partial)
+    cells = agg.aggregate(records, edition, partial=partial, notes=_review_notes(plan, review, judged_workloads, runs, journal))
     # A partial folder derives nothing: no cheapest qualifier, frontier premium or multiplier.
     derived = (f"{PARTIAL_NOTE} ({covered['not_run']} of {covered['planned']} planned runs not run): "
                f"no rates, qualifying verdicts, frontier premiums or agentic multipliers") if partial else agg.derived(cells, edition)
@@ -358,6 +494,7 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
         "coverage": [c for c in covered["cells"] if c["made"] < c["planned"]],
         "derived": json.loads(json.dumps(derived, default=str)), "calibration": calibration, "software": versions,
         "operation": operation_summary(journal),
+        **({"judge": judge_summary(plan, cells, review)} if judged_workloads else {}),
         "response_cache": {
             "reused_calls": reuse["reused_calls"],
             "reused_cost_usd": decimal_str(reuse["reused_cost"]),  # at this lock's prices: in cost and CPO

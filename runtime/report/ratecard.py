@@ -138,6 +138,11 @@ def _rate_line(workload: str, system: str, info: Mapping[str, Any],
                 f"  - frontier premium (flagship CPO ÷ cheapest-qualifying CPO): "
                 f"{_ratio(flagship['frontier_premium'])}"
             )
+    states = {c.get("review") for k, c in by_key.items() if k[0] == workload and k[2] == system and c.get("judge")}
+    if "manual regrade required" in states:
+        parts.append("**manual regrade required** (judge–human disagreement above the threshold; see the cells)")
+    elif "provisional" in states:
+        parts.append("provisional: judged results await the human spot-check")
     return [f"- {job} — " + " · ".join(parts), *evidence]
 
 
@@ -181,6 +186,7 @@ def _cell_table(cells: list[dict[str, Any]], threshold: str,
         ]
         if Decimal(c["infra_cost_usd"]):
             notes.append(f"infra spend {_usd(Decimal(c['infra_cost_usd']))} (not in CPO)")
+        notes += _judge_notes(c)
         reused_here = (reused or {}).get(tuple(c[k] for k in CELL_KEY))
         if reused_here and reused_here[0]:
             notes.append(f"{reused_here[0]} reused responses (paid originally {_usd(reused_here[1])})")
@@ -193,6 +199,50 @@ def _cell_table(cells: list[dict[str, Any]], threshold: str,
             _usd(Decimal(c["cost_usd"])), _cpo(c), qualifying, "; ".join(notes) or "—",
         )) + " |")
     return lines
+
+
+def _judge_notes(c: Mapping[str, Any]) -> list[str]:
+    """A judged cell's judge and review facts (nothing for a deterministic workload)."""
+    if not c.get("judge"):
+        return []
+    notes = []
+    review = c.get("review")
+    if review == "manual regrade required":
+        notes.append(f"**MANUAL REGRADE REQUIRED** (judge–human disagreement {c.get('human_disagreement')})")
+    elif review == "provisional":
+        notes.append("judged results provisional: human spot-check not imported")
+    elif review == "regraded":
+        notes.append("regraded by human reviewers")
+    elif review == "spot-checked":
+        notes.append(f"human spot-check imported (disagreement {c.get('human_disagreement')})")
+    notes.append(f"{c.get('judge_calls', 0)} judge calls, grading cost {_usd(Decimal(c.get('grading_cost_usd') or '0'))} (not in CPO)")
+    if c.get("judge_skipped"):
+        notes.append(f"{c['judge_skipped']} not judged after a deterministic fail")
+    if c.get("invalid_judgments"):
+        notes.append(f"{c['invalid_judgments']} invalid judgments (fails)")
+    if c.get("second_judged"):
+        notes.append(f"second judge agreed {c['judges_agree']}/{c['second_judged']}")
+    return notes
+
+
+def _judge_section(edition: Mapping[str, Any]) -> list[str]:
+    judge = edition.get("judge")
+    if not judge:
+        return []
+    out = ["## Judge", "",
+           f"Judged workloads ({', '.join(judge['workloads'])}) run their deterministic checks first: a deterministic fail "
+           f"is a fail and is not shown to the judge. The judge is {judge['label']}. It sees each output anonymized (model "
+           f"identity, provider names and self-references removed) and the rubric verbatim; its tokens are grading cost, "
+           f"never in CPO."]
+    if judge.get("same_family"):
+        out.append(f"Disclosure: the judge is of the same family as {', '.join(judge['same_family'])}; a second judge "
+                   f"({judge.get('second_model')}) grades a seeded sample of at least 20% of each judged workload's judged runs, "
+                   f"and its agreement is shown per cell.")
+    if judge.get("spot_check_rate"):
+        out.append(f"Human spot-check: {judge['spot_check_rate']} of each cell's judged runs; a judge–human disagreement above "
+                   f"{judge['disagreement_threshold']} requires a manual regrade of the whole cell. Until its spot-check is "
+                   f"imported, a cell's judged results are provisional.")
+    return out + [""]
 
 
 def rate_card_markdown(cells: pl.DataFrame, derived: Mapping[str, Any] | str,
@@ -247,6 +297,7 @@ def _cells_and_footer(rows: list[dict[str, Any]], threshold: str, edition: Mappi
         out += [f"### {workload}", ""]
         out += _cell_table([c for c in rows if c["workload"] == workload], threshold, reused)
         out.append("")
+    out += _judge_section(edition)
     if reuse_totals and reuse_totals[0]:
         n, total, here, origin, paid = reuse_totals
         out += [
