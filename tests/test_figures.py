@@ -75,13 +75,19 @@ def test_100_never_matches_inside_bigger_numbers():
     ("2026-11", "date"), ("11/3", "date"), ("14:30", "time"), ("3 Nov", "day"), ("Nov 3", "day"),
     ("3rd November", "day"), ("November 30", "day"), ("1st", "ordinal"), ("22nd", "ordinal"), ("F01", "identifier"),
     ("Q3", "identifier"), ("FY2026", "identifier"), ("top-3", "identifier"), ("COVID-19", "identifier"),
-    ("3D", "identifier"), ("10am", "identifier"), ("v1.2.3", "version"), ("2026.11.03", "version"), ("#1", "marker"),
+    ("3D", "identifier"), ("10am", "identifier"), ("an 18-month lease", "identifier"), ("30-Nov", "day"),
+    ("Nov-30", "identifier"), ("v1.2.3", "version"), ("2026.11.03", "version"), ("#1", "marker"),
     ("top 3 drivers", "count"), ("12 lines", "count"), ("see (2)", "count"),
 ])
 def test_declared_exclusions(text, kind):
     found = scan(text)
     assert found and all(f.kind == kind for f in found), found
     assert cited_figures(text) == []
+
+
+def test_hyphenated_dates_and_compounds():
+    assert kinds("30-Nov-2026") == [("30", "day"), ("2026", "identifier")]
+    assert values("a $5-million deal and a 5%-point gap") == [D(5000000), D(5)]
 
 
 def test_list_markers_and_the_figures_after_them():

@@ -30,8 +30,8 @@ R5  Currency (recorded, never required). A symbol $ € £ ¥ ₹ (optionally wi
     "US$", "A$"), or a 3-letter ISO code from CURRENCY_CODES written before (with at most one
     space: "USD 1,200", "EUR1.2bn") or after ("1,200 USD", "1,200€").
 R6  Scale. k/K/thousand = 10^3; m/M/mn/MM/million = 10^6; bn/b/B/billion = 10^9, attached
-    ("1.5m", "€1.2bn", "+4.2k") or after one space ("1.5 million", "1.5 M", "4 k"; the single
-    letter "b" only attached). A suffix must end at a word boundary ("3 months" is 3).
+    ("1.5m", "€1.2bn", "+4.2k"), after one space ("1.5 million", "1.5 M", "4 k"; the single
+    letter "b" only attached), or a word after a hyphen ("$5-million"). A suffix must end at a word boundary ("3 months" is 3).
 R7  Percent. "%" (attached or after one space), "percent", "per cent", "pct", and percentage
     points "pp"/"percentage points" mark a percent figure, valued in percent units (12.5% is
     12.5). Basis points "bp"/"bps"/"basis points" are percent figures of value/100.
@@ -42,11 +42,12 @@ R8  Joined chains. Plain integers joined by one "-", "/" or ":" ("2026-11-03", "
     chain ("10-12", "2025-2026") is read part by part.
 R9  Identifiers. A numeral with a letter (or "_") attached before or after it is part of a
     code and excluded as kind "identifier": "F01", "Q3", "FY2026", "H1", "3D", "COVID19". A
-    numeral joined by "-" to a preceding word ("top-3", "COVID-19") is an identifier too.
+    numeral joined by "-" to a word before or after it ("top-3", "COVID-19", "18-month") is an
+    identifier too (unless it carries a currency, scale or percent: "$5-million" is a figure).
     Exceptions: currency codes (R5), scale and percent suffixes (R6, R7), ordinal suffixes (R10).
 R10 Ordinals. "1st", "2nd", "3rd", "4th" ...: kind "ordinal", excluded.
 R11 Days. An integer 1-31 (optionally an ordinal) next to a month name or abbreviation
-    ("3 Nov", "Nov 3", "3rd November", "November 3, 2026"): kind "day", excluded.
+    ("3 Nov", "Nov 3", "3rd November", "November 3, 2026", "30-Nov"): kind "day", excluded.
 R12 Years. A plain 4-digit integer from 1900 to 2100 (no grouping, decimals, sign, currency,
     scale or percent): kind "year", excluded. "2,026" or "$2026" is a figure.
 R13 List markers. A 1-2 digit plain integer followed by "." or ")" and whitespace (or the end),
@@ -402,6 +403,9 @@ def _read_suffix(s: str, x: _Num, c: _Ctx) -> None:
             c.kind = "identifier"   # R9: "3D", "10am"
             c.suffix_end = end
             return
+    elif q + 1 < n and s[q] == "-" and _word_after(s, q + 1).lower() in _SCALE_WORDS:
+        word = _word_after(s, q + 1)
+        c.scale, q = _SCALE_WORDS[word.lower()], q + 1 + len(word)   # "$5-million"
     elif q < n and s[q] == " " and q + 1 < n:
         word = _word_after(s, q + 1)
         low = word.lower()
@@ -445,6 +449,11 @@ def _classify(s: str, x: _Num, lead: list[bool], rules: Rules) -> tuple[_Ctx, st
     if c.prefix_start > 0 and s[c.prefix_start - 1] == "(" and c.suffix_end < len(s) and s[c.suffix_end] == ")":
         c.parens = True
     plain = _plain_int(x) and not (c.currency or c.scale or c.percent or c.signed)
+    q = c.suffix_end
+    if q + 1 < len(s) and s[q] == "-" and _is_letter(s[q + 1]) and not (c.currency or c.scale or c.percent):
+        if plain and len(x.digits) <= 2 and 1 <= int(x.digits) <= 31 and _is_month(_word_after(s, q + 1)):
+            return c, "day"         # R11: "30-Nov"
+        return c, "identifier"      # R9: "18-month", "3-way"
     if plain and len(x.digits) <= 2 and 1 <= int(x.digits) <= 31 and _near_month(s, x, c):
         return c, "day"     # R11
     if c.kind in ("ordinal", "marker"):
