@@ -31,7 +31,8 @@ R5  Currency (recorded, never required). A symbol $ € £ ¥ ₹ (optionally wi
     space: "USD 1,200", "EUR1.2bn") or after ("1,200 USD", "1,200€").
 R6  Scale. k/K/thousand = 10^3; m/M/mn/MM/million = 10^6; bn/b/B/billion = 10^9, attached
     ("1.5m", "€1.2bn", "+4.2k"), after one space ("1.5 million", "1.5 M", "4 k"; the single
-    letter "b" only attached), or a word after a hyphen ("$5-million"). A suffix must end at a word boundary ("3 months" is 3).
+    letter "b" only attached), or a word after a hyphen ("$5-million"). A suffix must end at a
+    word boundary ("3 months" is 3).
 R7  Percent. "%" (attached or after one space), "percent", "per cent", "pct", and percentage
     points "pp"/"percentage points" mark a percent figure, valued in percent units (12.5% is
     12.5). Basis points "bp"/"bps"/"basis points" are percent figures of value/100.
