@@ -288,7 +288,7 @@ def _bullet(text: str) -> list[tuple[str, str]]:
 
 
 def _paragraph(r: Stream, inserts: list[str]) -> list[tuple[str, str]]:
-    sentences = [r.choice(_SENTENCES)(r) for _ in range(r.between(2, 4))]
+    sentences = [make(r) for make in r.sample(_SENTENCES, r.between(2, 4))]
     for text in inserts:
         sentences.insert(r.below(len(sentences) + 1), text)
     return [("p", line) for line in _wrap(" ".join(sentences))]
@@ -298,8 +298,10 @@ def _body_page(r: Stream, kind: str, inserts: list[str]) -> list[tuple[str, str]
     """One body page: headings, paragraphs and tables until the page is full; `inserts` go in paragraphs."""
     lines: list[tuple[str, str]] = []
     pending = list(inserts)
+    headings = r.shuffled(_HEADINGS[kind])
+    blocks = 0
     while True:
-        block: list[tuple[str, str]] = [("h", r.choice(_HEADINGS[kind]))]
+        block: list[tuple[str, str]] = [("h", headings[blocks % len(headings)])]
         take: list[str] = []
         if r.chance(2, 5) or kind in ("fs", "risk") and r.chance(1, 2):
             block += _table(r, kind, r.between(4, 8))
@@ -309,6 +311,7 @@ def _body_page(r: Stream, kind: str, inserts: list[str]) -> list[tuple[str, str]
         if lines and len(lines) + len(block) + 1 > LINES_PER_PAGE:
             break
         pending = pending[len(take):]
+        blocks += 1
         lines += ([("", "")] if lines else []) + block
     for text in pending:  # a page too short for its inserts still carries them
         lines += [("", "")] + _paragraph(r, [text])

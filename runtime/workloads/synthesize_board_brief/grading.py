@@ -78,9 +78,9 @@ def no_fabricated_figures(answer: Any, key: Mapping[str, Any], params: Mapping[s
     if item is None:
         return [result(NO_FABRICATED_FIGURES, COMPONENT_VERSION, "error", observed=None, expected="the pack's text",
                        message="The pack was not available to check the brief's figures against.")]
-    allowed = figures.figure_set(pack_text(item))
+    source = figures.Source(pack_text(item))
     cited = figures.extract(brief_text(answer))
-    foreign = [f for f in cited if not figures.supported(f, allowed)]
+    foreign = [f for f in cited if not source.supports(f)]
     shown = [f.text for f in foreign[:MAX_LISTED]]
     ok = not foreign
     message = (f"All {len(cited)} figures cited are in the pack." if ok else
