@@ -20,7 +20,7 @@ from lrc.runtime.checks import contract
 from lrc.runtime.checks.pdf import extract_pages
 from lrc.runtime.checks.results import blocking_failures
 from lrc.runtime.workloads.base import Item, Reply
-from lrc.runtime.workloads.synthesize_board_brief import figures, generator, grading, reference
+from lrc.runtime.workloads.synthesize_board_brief import generator, grading, reference
 
 from helpers.agent_loop import render_messages
 from helpers.workload import assert_imports_confined, canonical, item_json
@@ -112,8 +112,8 @@ def test_components_declared_and_imports_confined() -> None:
     allowed = ("lrc.runtime.checks", "lrc.runtime.workloads.base", "lrc.runtime.workloads.kit",
                "lrc.runtime.workloads.synthesize_board_brief", "reportlab")
     stdlib = {"__future__", "dataclasses", "decimal", "hashlib", "io", "json", "re", "typing", "unicodedata"}
-    assert_imports_confined(PACKAGE_DIR, ("generator", "grading", "reference", "figures"), allowed, stdlib)
-    # the figure rules are part of the fingerprints of the components that apply them
+    assert_imports_confined(PACKAGE_DIR, ("generator", "grading", "reference"), allowed, stdlib)
+    # the shared figure rules are part of the fingerprints of the components that apply them
     assert "figures.py" in {p.name for p in closure("lrc.runtime.workloads.synthesize_board_brief.grading")}
     assert "figures.py" in {p.name for p in closure("lrc.runtime.workloads.synthesize_board_brief.reference")}
 
@@ -189,7 +189,7 @@ def test_twenty_facts_spread_and_findable(canary: list[Item]) -> None:
             page = docs[fact["file"]]["pages"][fact["page"] - 1]["text"]
             assert fact["text"] in " ".join(page.split()), f"{item.item_id} {fact['id']} not on its page"
             for fig in fact["figures"]:
-                assert figures.extract(fig) and fig in fact["text"]
+                assert reference._numbers(fig) and fig in fact["text"]
             for group in fact["terms"]:
                 assert any(reference._names(fact["text"], t) for t in group)
             key_points = " ".join(docs[fact["file"]]["pages"][0]["text"].split()).split("Key points", 1)[1]
@@ -224,43 +224,51 @@ def test_fifteen_packs_generate_quickly() -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# figure rules
+# figure rules, as this workload applies the shared ones (lrc.runtime.checks.figures)
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("revenue of $48.2m", [("48200000", False)]),
-    ("48.2 million and 1.5bn and 3k", [("48200000", False), ("1500000000", False), ("3000", False)]),
-    ("up 12.4% or 12 per cent", [("12.4", True), ("12", True)]),
-    ("1,000 units, not 100", [("1000", False), ("100", False)]),
-    ("(1,234) and -5.5 and −7", [("1234", False), ("5.5", False), ("7", False)]),
-    ("Q3 FY2027 F01 R03 2nd", []),
-    ("in 2026 and on 31 March, March 3, 3rd of May", []),
-    ("1. first\n2) second\n 3. third", []),
-    ("4.5p per share, 1.8x leverage", [("4.5", False), ("1.8", False)]),
-    ("1,00 and 12,34 and 1,234", [("1", False), ("12.34", False), ("1234", False)]),
-    ("on 31/03/2027 or 2027-03-31", []),
+def tiny_pack(text: str) -> Item:
+    doc = {"file": "01-ceo-letter.pdf", "title": "CEO letter", "pdf_sha256": "0" * 64, "page_count": 1, "pages": [{"page": 1, "text": text}]}
+    return Item(0, "tiny", {"pack_id": "BP-T", "company": "T", "period": "Q1 FY2026", "page_count": 1, "documents": [doc]}, {"facts": []})
+
+
+@pytest.mark.parametrize(("brief", "ok"), [
+    ("Units were 1,000.", True),
+    ("Units were 100.", False),            # "100" is never read out of "1,000"
+    ("Units were 10,000.", False),
+    ("Revenue was $48.2m.", True),
+    ("Revenue was 48.2 million dollars.", True),
+    ("Revenue was about $48m.", True),       # rounded to the precision written (M2)
+    ("Revenue was $48.3m.", False),
+    ("Revenue was $49m.", False),
+    ("Margin was 12.4%, or about 12%.", True),
+    ("Margin was 13%.", False),
+    ("Margin was 12.4.", False),             # a plain number is not the percentage (M4)
+    ("Margin fell by -12.4% in Q3 FY2027 (F01).", True),
+    ("On 31 March 2027 the top 3 risks were reviewed.", True),   # day, year, count: no figures
+    ("1. Revenue was $48.2m\n2. Margin 12.4%", True),            # list markers are not figures
+    ("Revenue was $4" + "8" * 60 + "m.", False),                  # overlong never matches
 ])
-def test_figure_rules(text: str, expected: list[tuple[str, bool]]) -> None:
-    assert [(f.value, f.percent) for f in figures.extract(text)] == [(Decimal(v), p) for v, p in expected]
+def test_fabricated_figures_rule(brief: str, ok: bool) -> None:
+    item = tiny_pack("Cash was $1,000 and margin 12.4% on revenue of $48.2m.")
+    got = grading.no_fabricated_figures({"brief": brief}, item.answer_key, {}, item)[0]
+    assert (got["status"] == "pass") == ok, got
 
 
-def test_number_boundaries_and_rounding() -> None:
-    source = figures.Source("Cash was $1,000 and margin 12.4% on $48.2m.")
-    one = lambda text: figures.extract(text)[0]  # noqa: E731
-    assert not source.supports(one("100")), '"100" never matches "1,000"'
-    assert source.supports(one("1,000"))
-    assert source.supports(one("$48m")) and source.supports(one("48.2 million"))
-    assert not source.supports(one("$48.3m")) and not source.supports(one("$49m"))
-    assert source.supports(one("12%")) and not source.supports(one("12")), "kinds do not mix"
-    assert not source.supports(one("13%"))
-    assert figures.extract(None) == [] and figures.extract("x" * 10) == []  # type: ignore[arg-type]
+def test_pack_counts_may_be_repeated() -> None:
+    item = tiny_pack("Tickets were resolved across 7 support hubs.")
+    assert grading.no_fabricated_figures({"brief": "7 hubs, and 7.0 at that."}, {}, {}, item)[0]["status"] == "pass"
+    plain, percent = grading.pack_figures(item)
+    assert Decimal(7) in plain and not percent
 
 
-@pytest.mark.parametrize("text", ["12,34,56", "1.2.3", "$4.8.2m", "9" * 5000])
-def test_unreadable_digit_runs_are_never_supported(text: str) -> None:
-    """A number written so that no rule reads it cannot smuggle a figure past the check."""
-    cited = figures.extract(f"Revenue was {text} this year.")
-    assert cited and not any(figures.Source("12 34 56 1 2 3 4.8 2 " + "9" * 40).supports(f) for f in cited)
+def test_an_unreadably_long_brief_fails_the_figure_check(canary: list[Item]) -> None:
+    item = canary[0]
+    from lrc.runtime.checks import figures
+
+    got = grading.no_fabricated_figures({"brief": "word " * (figures.MAX_TEXT_CHARS // 4)}, {}, {}, item)[0]
+    assert got["status"] == "fail"
+    assert max(len(t) for t in grading.pack_pages(item)) < figures.MAX_TEXT_CHARS // 10
 
 
 # ---------------------------------------------------------------------------------------
@@ -277,7 +285,7 @@ def test_oracle_brief_passes_the_checks(spec: dict[str, Any], output_schema: dic
 def test_fabricated_figure_fails(spec: dict[str, Any], output_schema: dict[str, Any], canary: list[Item]) -> None:
     item = canary[0]
     base = "\n".join(f["text"] for f in item.answer_key["facts"])
-    pack = figures.Source(grading.pack_text(item)).values(False)
+    pack = grading.pack_figures(item)[0]
     invented = next(f"${n}.7m" for n in range(900, 999) if Decimal(f"{n}.7") * 10 ** 6 not in pack)
     results = deterministic({"brief": base + f"\nThe order book is worth {invented}."}, item, spec, output_schema)
     fab = next(r for r in results if r["id"] == grading.NO_FABRICATED_FIGURES)

@@ -6,12 +6,14 @@ Why it is built this way:
   cites zero fabricated figures, and fits one page. The two deterministic checks run first
   (VALIDATORS); the runtime calls the judge only when both pass, and a deterministic fail is
   a fail whatever the judge says.
-- no-fabricated-figures reads every number the brief cites with the declared rules of
-  `figures` (number boundaries, scale words, percentages, years and day numbers ignored)
-  and requires each to be a figure of the pack (the page text of all five documents), or
-  that figure rounded half-up to the precision the brief writes (the one declared
-  derivation). "100" never matches "1,000", and a superseded pre-read number is in the pack,
-  so citing it is wrong (the judge finds the fact missing) but not fabricated.
+- no-fabricated-figures reads every number the brief cites with the shared declared rules of
+  `lrc.runtime.checks.figures` (R1-R15: number boundaries, scale words, percentages; years,
+  dates, days, list markers, identifiers such as "Q3"/"FY2027" and small counts are not
+  figures) and requires each to match a figure of the pack (every number on every page of
+  the five documents, counts included) at the precision the brief writes it (M1-M4: "$48m"
+  for $48.2m; magnitudes, so "down 3.2%" and "-3.2%" agree). That rounding is the only
+  declared derivation. "100" never matches "1,000", and a superseded pre-read number is in
+  the pack, so citing it is wrong (the judge finds the fact missing) but not fabricated.
 - length-limit counts words (whitespace-separated) and characters against the limits the
   spec declares, so "one page" is a number, not an opinion.
 - `judge_material` shows the judge the brief and the 20 facts' texts (never the figures
@@ -28,9 +30,9 @@ from __future__ import annotations
 from decimal import Decimal, InvalidOperation
 from typing import Any, Mapping
 
+from lrc.runtime.checks import figures
 from lrc.runtime.checks.results import ValidatorResult, result
 from lrc.runtime.workloads.base import Item
-from lrc.runtime.workloads.synthesize_board_brief import figures
 
 COMPONENT_ID = "synthesize.board-brief.grading"
 COMPONENT_VERSION = 1
@@ -66,10 +68,30 @@ def brief_text(answer: Any) -> str:
     return ""
 
 
-def pack_text(item: Item) -> str:
-    """Every page of every document of the pack, as the model received it."""
+def pack_pages(item: Item) -> list[str]:
+    """The text of every page of every document of the pack, as the model received it."""
     docs = item.context.get("documents") if isinstance(item.context, Mapping) else None
-    return "\n\n".join(str(page.get("text", "")) for doc in docs or [] for page in doc.get("pages", []))
+    return [str(page.get("text", "")) for doc in docs or [] for page in doc.get("pages", [])]
+
+
+def pack_text(item: Item) -> str:
+    """The whole pack as one text (pages separated by blank lines)."""
+    return "\n\n".join(pack_pages(item))
+
+
+def pack_figures(item: Item) -> tuple[set[Decimal], set[Decimal]]:
+    """(plain, percent) magnitudes of every number of the pack: its figures and its counts.
+
+    Read page by page (each page is far below figures.MAX_TEXT_CHARS); a count in the pack
+    ("7 support hubs") is a number the brief may repeat.
+    """
+    plain: set[Decimal] = set()
+    percent: set[Decimal] = set()
+    for text in pack_pages(item):
+        for f in figures.scan(text):
+            if f.kind in ("figure", "count") and not f.overlong:
+                (percent if f.percent else plain).add(abs(f.value))
+    return plain, percent
 
 
 def no_fabricated_figures(answer: Any, key: Mapping[str, Any], params: Mapping[str, Any],
@@ -78,9 +100,13 @@ def no_fabricated_figures(answer: Any, key: Mapping[str, Any], params: Mapping[s
     if item is None:
         return [result(NO_FABRICATED_FIGURES, COMPONENT_VERSION, "error", observed=None, expected="the pack's text",
                        message="The pack was not available to check the brief's figures against.")]
-    source = figures.Source(pack_text(item))
-    cited = figures.extract(brief_text(answer))
-    foreign = [f for f in cited if not source.supports(f)]
+    try:
+        cited = figures.cited_figures(brief_text(answer))
+    except figures.TextTooLong as exc:
+        return [result(NO_FABRICATED_FIGURES, COMPONENT_VERSION, "fail", observed=str(exc), expected="a brief the figure reader reads",
+                       message=f"The brief's figures were not read: {exc}.")]
+    plain, percent = pack_figures(item)
+    foreign = figures.unmatched(cited, plain, percent)
     shown = [f.text for f in foreign[:MAX_LISTED]]
     ok = not foreign
     message = (f"All {len(cited)} figures cited are in the pack." if ok else

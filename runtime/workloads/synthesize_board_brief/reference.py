@@ -12,7 +12,8 @@ Why these three:
   a pack with several facts buried in body text does not. That is the floor.
 - `judge` is the embedded reference judge `lrc/judge` (deterministic, labelled as such): a
   fact is present when the brief cites every one of the fact's key figures with the same
-  value (figures rule 1-3, no rounding) and names every one of its key-term groups (one
+  magnitude and kind (read by lrc.runtime.checks.figures, small counts included; exact, no
+  rounding: "$48.2 million" is "$48.2m", "$48m" is not) and names every one of its key-term groups (one
   alternative, case-insensitive, at the start of a word: "acqui" matches "acquisition").
   It reads only the anonymized brief and the item's answer key.
 """
@@ -23,9 +24,9 @@ import json
 import re
 from typing import Any, Mapping, Sequence
 
+from lrc.runtime.checks import figures
 from lrc.runtime.workloads.base import Item, Reply
 from lrc.runtime.workloads.kit import message_text
-from lrc.runtime.workloads.synthesize_board_brief import figures
 
 COMPONENT_ID = "synthesize.board-brief.reference"
 COMPONENT_VERSION = 1
@@ -111,7 +112,7 @@ def baseline(messages: Sequence[Message], tools: Any) -> Reply:
             prose = [line for line in block if len(line.split()) > 4]
             if prose and not any("  " in line for line in block):  # tables keep columns apart with runs of spaces
                 for sentence in _SENTENCE.split(_flat(" ".join(prose))):
-                    body.append((-len(figures.extract(sentence)), len(body), sentence))
+                    body.append((-len(_numbers(sentence)), len(body), sentence))
     lines: list[str] = []
     for sentence in headline + [s for _, _, s in sorted(body)]:
         if sentence not in lines and _fits(lines, sentence):
@@ -123,24 +124,37 @@ def baseline(messages: Sequence[Message], tools: Any) -> Reply:
 # reference judge
 
 
+_JUDGE_RULES = figures.Rules(count_max=None)
+"""The reference judge reads small integers as numbers too (a fact's figure may be one)."""
+
+
+def _numbers(text: str) -> list[tuple[bool, Any]]:
+    """(percent, magnitude) of every number `text` cites (figures and counts); [] if unreadable."""
+    try:
+        found = figures.scan(text, _JUDGE_RULES)
+    except (figures.TextTooLong, TypeError):
+        return []
+    return [(f.percent, abs(f.value)) for f in found if f.kind in ("figure", "count") and not f.overlong]
+
+
 def _names(text: str, term: str) -> bool:
     return re.search(r"(?<![A-Za-z0-9])" + re.escape(term), text, re.I) is not None
 
 
-def _evidence(brief: str, wanted: list[figures.Figure], terms: list[list[str]]) -> str:
-    """The first brief sentence or line that cites a key figure (or names a key term)."""
+def _evidence(brief: str, wanted: list[tuple[bool, Any]], terms: list[list[str]]) -> str:
+    """The first brief line or sentence that cites a key figure (or names a key term)."""
     for part in re.split(r"\n|(?<=[.;!?])\s+", brief):
-        if wanted and figures.cites(figures.extract(part), wanted[0]) or not wanted and terms and any(_names(part, t) for t in terms[0]):
+        if wanted and wanted[0] in _numbers(part) or not wanted and terms and any(_names(part, t) for t in terms[0]):
             return part.strip()[:EVIDENCE_CHARS]
     return ""
 
 
 def fact_present(brief: str, fact: Mapping[str, Any]) -> tuple[bool, str]:
     """The declared matching rule: every key figure cited with its value, every term group named."""
-    cited = figures.extract(brief)
-    wanted = [f for text in fact.get("figures", []) for f in figures.extract(str(text))]
+    cited = set(_numbers(brief))
+    wanted = [n for text in fact.get("figures", []) for n in _numbers(str(text))]
     terms = [[str(t) for t in group] for group in fact.get("terms", [])]
-    ok = all(figures.cites(cited, w) for w in wanted) and all(any(_names(brief, t) for t in group) for group in terms)
+    ok = all(w in cited for w in wanted) and all(any(_names(brief, t) for t in group) for group in terms)
     return ok, _evidence(brief, wanted, terms) if ok else ""
 
 
