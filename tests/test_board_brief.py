@@ -495,3 +495,21 @@ def test_rendered_prompt_holds_every_page(spec: dict[str, Any], canary: list[Ite
     assert user["content"].count("=== DOCUMENT ") == 5 and user["content"].count("--- page ") == item.context["page_count"]
     for fact in item.answer_key["facts"]:
         assert fact["text"] in " ".join(user["content"].split())
+
+
+@pytest.mark.parametrize("messages", [[], [{"role": "user", "content": None}], [{"role": "user", "content": [{"type": "image"}, 3]}],
+                                      [{"role": "user", "content": "=== DOCUMENT x.pdf ===\nKey points\n- a\n=== END DOCUMENT x.pdf ==="}],
+                                      [{"role": "assistant", "content": "=== DOCUMENT a ==="}]])
+def test_reference_models_survive_odd_conversations(messages: list[dict[str, Any]], canary: list[Item]) -> None:
+    for reply in (reference.baseline(messages, None), reference.oracle(messages, None, canary[0])):
+        brief = json.loads(reply.content)["brief"]
+        assert isinstance(brief, str) and len(brief.split()) <= 400
+
+
+@pytest.mark.parametrize("material", [None, {}, {"output": 5, "checks": "F01"}, {"output": "x", "checks": [None, 3, {"id": None}]},
+                                      {"output": "\udcff" * 10, "checks": [{"id": "F01"}]}])
+def test_reference_judge_survives_odd_material(material: Any, canary: list[Item], rubric: dict[str, Any]) -> None:
+    verdict = reference.judge(material, canary[0])
+    assert all(not f["present"] for f in verdict["facts"])
+    if verdict["facts"]:
+        jsonschema.Draft202012Validator(rubric["answer_format"]["schema"]).validate(verdict)

@@ -37,7 +37,7 @@ MAX_WORDS = 400
 MAX_CHARS = 3000
 EVIDENCE_CHARS = 280
 
-_DOCUMENT = re.compile(r"^=== DOCUMENT (?P<file>\S+)[^\n]*===\n(?P<text>.*?)\n=== END DOCUMENT (?P=file) ===$", re.M | re.S)
+_DOCUMENT = re.compile(r"^=== DOCUMENT (?P<file>[^\s:]+)[^\n]*===\n(?P<text>.*?)\n=== END DOCUMENT (?P=file) ===$", re.M | re.S)
 _PAGE_MARK = re.compile(r"^--- page \d+ of \d+ ---$", re.M)
 _SENTENCE = re.compile(r"(?<=[.;!?])\s+(?=[A-Z$])")
 
