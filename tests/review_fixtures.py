@@ -65,6 +65,22 @@ def variance_output(model: str, item: str) -> str:
             f"2. COGS -$45,500: freight.\n=HYPERLINK(\"http://x\") \x07 tab\there _x0041_")
 
 
+_WORDS = ("revenue", "margin", "freight", "budget", "variance", "favourable", "adverse", "timing", "volume", "price",
+          "headcount", "accrual", "1,250", "(3.4%)", "$45.5k", "Q3", "supplier", "rebate", "FX", "forecast")
+
+
+def _filler(name: str, chars: int) -> str:
+    """`chars` characters of seeded prose-like text (compresses like real commentary, unlike "xxxx")."""
+    from lrc.runtime.checks.rng import Stream
+
+    stream, words, size = Stream("filler", name), [], 0
+    while size < chars:
+        word = stream.choice(_WORDS)
+        words.append(word)
+        size += len(word) + 1
+    return (" " + " ".join(words))[:chars] if chars else ""
+
+
 def build_folder(out: Path, lock: dict[str, Any], items: int = 15, models: list[str] | None = None,
                  brief_items: int = 5, judge_scores=None, long_output: int = 0, shuffle: str | None = None) -> dict[str, str]:
     """Write out/journal.jsonl: a run + primary judge record per (workload, model, item); run key -> model."""
@@ -87,7 +103,7 @@ def build_folder(out: Path, lock: dict[str, Any], items: int = 15, models: list[
                 if workload == VARIANCE:
                     score = judge_scores(model, i) if judge_scores else (5 if i % 3 else 3)
                     judgment = {"clarity": score, "cause_attribution": score, "justification": "JUDGE-VERDICT-TEXT"}
-                    output = variance_output(model, item) + ("x" * long_output)
+                    output = variance_output(model, item) + _filler(f"{model}|{item}", long_output)
                     material = {"output": output, "source": f"line | budget | actual\nRevenue | 1,500,000 | 1,620,000 ({item})", "checks": []}
                 else:
                     judgment = {"facts": [{"id": f, "present": (k + i) % 4 != 0, "evidence": "JUDGE-EVIDENCE-TEXT"} for k, f in enumerate(FACT_IDS)]}

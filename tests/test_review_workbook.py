@@ -490,3 +490,45 @@ def test_review_waits_for_no_one_a_busy_folder_is_refused(folder: Path, lock, tm
         assert do_import(folder, book) == 4
         assert "another lrc command (execute or review import) is using" in capsys.readouterr().err
         assert (folder / "journal.jsonl").read_bytes() == before
+
+
+# -- status ------------------------------------------------------------------------------------
+
+def test_an_invalid_judge_judgment_is_never_a_pass_so_a_passing_human_disagrees(tmp_path: Path, lock):
+    """The judge replied with no valid judgment (`judgment: null`): the human's pass is a
+    disagreement, the human's fail is not; a facts judgment found no fact."""
+    fx.build_folder(tmp_path, lock)
+    journal = Journal(tmp_path / "journal.jsonl", lock["root_digest"], lock["plan"]["edition"]["ref"])
+    spot = sampling.spot_check(lock["plan"], journal, SEED)
+    first, second, third = spot.cells[NULL_CELL]
+    for run in (first, second):
+        journal.append({**journal.judges[(run, "primary")], "judgment": None, "invalid_judgment": "not JSON"})
+    brief_run = spot.cells[(fx.BRIEF, "lrc/null", fx.SYSTEM)][0]
+    journal.append({**journal.judges[(brief_run, "primary")], "judgment": {"facts": "garbage"}})
+    spot = sampling.spot_check(lock["plan"], journal, SEED)  # the sample does not depend on the verdicts
+    assert spot.cells[NULL_CELL] == [first, second, third]
+
+    def adjudicate(run: str, judgment: dict[str, Any]) -> None:
+        journal.append({"type": "adjudication", "run": run, "rubric": "variance-commentary.v1", "scope": "spot-check",
+                        "sample_digest": spot.digest, "workbook_sha256": "0" * 64, "judgment": judgment, "reviewer": None})
+
+    adjudicate(first, {"clarity": 5, "cause_attribution": 4, "justification": ""})  # pass vs invalid: disagree
+    adjudicate(second, {"clarity": 2, "cause_attribution": 4, "justification": ""})  # fail vs invalid: agree
+    third_judge = journal.judges[(third, "primary")]["judgment"]
+    adjudicate(third, {**third_judge, "justification": "same"})
+    adjudicate(brief_run, {"facts": [{"id": f, "present": n < 2, "evidence": ""} for n, f in enumerate(fx.FACT_IDS)]})
+    journal.close()
+    status = review_status(lock["plan"], journal_of(tmp_path, lock), SEED)
+    assert (status[NULL_CELL].disagreements, status[NULL_CELL].imported, status[NULL_CELL].provisional) == (1, 3, False)
+    brief = status[(fx.BRIEF, "lrc/null", fx.SYSTEM)]
+    assert (brief.disagreements, brief.imported, brief.regrade_required) == (2, 20, False)  # 10% is not above 10%
+    oracle = status[(fx.VARIANCE, "lrc/oracle", fx.SYSTEM)]
+    assert oracle.provisional and oracle.imported == 0 and oracle.disagreement_rate is None and "Provisional" in oracle.note()
+
+
+def test_an_edition_without_a_judged_workload_has_no_review(tmp_path: Path):
+    lock = fx.demo_lock()
+    journal = Journal(tmp_path / "journal.jsonl", lock["root_digest"], lock["plan"]["edition"]["ref"])
+    journal.close()
+    assert review_status(lock["plan"], journal_of(tmp_path, lock), SEED) == {}
+    assert sampling.spot_check(lock["plan"], journal_of(tmp_path, lock), SEED).rows == []

@@ -114,17 +114,14 @@ def judgments(sample: Sample, grades: dict[str, dict[str, Any]]) -> tuple[dict[s
         else:
             out[row.run] = {**{c: g.get(c) for c in rubric.criteria}, **{f: g.get(f, "") for f in rubric.text_fields}}
     problems = []
+    workload_of = {row.run: row.workload for row in sample.rows}
     for run, judgment in sorted(out.items(), key=lambda kv: rows_of[kv[0]][0]):
-        rubric = sample.rubrics[sample_workload(sample, run)]
+        rubric = sample.rubrics[workload_of[run]]
         errors = sorted(jsonschema.Draft202012Validator(rubric.schema).iter_errors(judgment), key=lambda e: list(e.path))
         if errors:
             where = "/".join(str(p) for p in errors[0].path) or "(the judgment)"
             problems.append(f"row(s) {', '.join(rows_of[run])}: not a valid {rubric.ref} judgment at {where}: {errors[0].message[:200]}")
     return out, problems
-
-
-def sample_workload(sample: Sample, run: str) -> str:
-    return next(r.workload for r in sample.rows if r.run == run)
 
 
 def _shown(problems: list[str]) -> str:

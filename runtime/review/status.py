@@ -99,16 +99,19 @@ def review_status(plan: dict[str, Any], journal, seed: str) -> dict[Cell, CellRe
         return {}
     spot = sampling.spot_check(plan, journal, seed)
     threshold = Decimal(plan["edition"]["spec"]["human_review"]["disagreement_threshold"])
+    rows_of: dict[str, list] = {}
+    for row in spot.rows:
+        rows_of.setdefault(row.run, []).append(row)
     out: dict[Cell, CellReview] = {}
     for cell, runs in judged.items():
         rubric: RubricShape = spot.rubrics[cell[0]]
-        sampled = set(spot.cells.get(cell, []))
-        rows = [r for r in spot.rows if r.run in sampled]
+        sampled = spot.cells.get(cell, [])
+        rows = [r for run in sampled for r in rows_of[run]]
         imported = disagreements = 0
         graded_runs = 0
-        for run in sorted(sampled):
+        for run in sampled:
             grade = human_grade(journal, run)
-            run_rows = [r for r in rows if r.run == run]
+            run_rows = rows_of[run]
             if grade is None:
                 continue
             graded_runs += 1
