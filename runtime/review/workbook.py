@@ -210,15 +210,19 @@ def write(model: WorkbookModel) -> bytes:
             elif r == HEADER_ROW and sheet.rubric is not None:
                 cell.font = Font(bold=True)
         validations: dict[str, DataValidation] = {}
+        spans: dict[tuple[str, int], list[int]] = {}  # (validation, column) -> [first row, last row]
         for inp in sheet.inputs:
             cell = ws.cell(row=inp.row, column=inp.col)
             cell.protection = Protection(locked=False)
             cell.fill = fill
             cell.alignment = wrap
-            dv = _validation(inp, sheet.rubric, validations)
-            if dv is not None:
-                dv.add(cell.coordinate)
-        for dv in validations.values():
+            if _validation(inp, sheet.rubric, validations) is not None:
+                span = spans.setdefault((inp.kind, inp.col), [inp.row, inp.row])
+                span[0], span[1] = min(span[0], inp.row), max(span[1], inp.row)
+        for (kind, col), (first, last) in sorted(spans.items()):
+            # one range per column (the input rows are contiguous): a short sqref, however many rows
+            validations[kind].add(f"{ws.cell(row=first, column=col).coordinate}:{ws.cell(row=last, column=col).coordinate}")
+        for _, dv in sorted(validations.items()):
             ws.add_data_validation(dv)
         if sheet.rubric is not None:
             for letter, width in zip("ABCDEF", (9, 24, 12, 70, 45, 40)):
