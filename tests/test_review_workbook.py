@@ -532,3 +532,18 @@ def test_an_edition_without_a_judged_workload_has_no_review(tmp_path: Path):
     journal.close()
     assert review_status(lock["plan"], journal_of(tmp_path, lock), SEED) == {}
     assert sampling.spot_check(lock["plan"], journal_of(tmp_path, lock), SEED).rows == []
+
+
+def test_a_facts_run_shown_no_checklist_has_no_row_and_does_not_keep_its_cell_provisional(tmp_path: Path, lock):
+    fx.build_folder(tmp_path, lock)
+    journal = Journal(tmp_path / "journal.jsonl", lock["root_digest"], lock["plan"]["edition"]["ref"])
+    cell = (fx.BRIEF, "lrc/baseline", fx.SYSTEM)
+    run = sampling.spot_check(lock["plan"], journal, SEED).cells[cell][0]
+    judge = journal.judges[(run, "primary")]
+    journal.append({**judge, "material": {"output": "brief", "source": "", "checks": "not a list"}})
+    journal.close()
+    journal = journal_of(tmp_path, lock)
+    spot = sampling.spot_check(lock["plan"], journal, SEED)
+    assert spot.cells[cell] == [run] and not [r for r in spot.rows if r.run == run]
+    assert not review_status(lock["plan"], journal, SEED)[cell].provisional
+    assert wbk.read(wbk.write(wbk.build(lock["plan"], journal, spot))).meta["sample"] == spot.digest

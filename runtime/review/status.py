@@ -106,12 +106,12 @@ def review_status(plan: dict[str, Any], journal, seed: str) -> dict[Cell, CellRe
     for cell, runs in judged.items():
         rubric: RubricShape = spot.rubrics[cell[0]]
         sampled = spot.cells.get(cell, [])
-        rows = [r for run in sampled for r in rows_of[run]]
+        rows = [r for run in sampled for r in rows_of.get(run, [])]
         imported = disagreements = 0
         graded_runs = 0
         for run in sampled:
             grade = human_grade(journal, run)
-            run_rows = rows_of[run]
+            run_rows = rows_of.get(run, [])
             if grade is None:
                 continue
             graded_runs += 1
@@ -126,6 +126,7 @@ def review_status(plan: dict[str, Any], journal, seed: str) -> dict[Cell, CellRe
         out[cell] = CellReview(
             cell=cell, rubric=rubric.ref, judged=len(runs), sampled_runs=len(sampled), sampled_judgments=len(rows),
             imported=imported, disagreements=disagreements, disagreement_rate=rate, threshold=threshold,
-            provisional=graded_runs < len(sampled), regrade_required=rate is not None and rate > threshold,
+            # (a sampled run with no row -- a facts run shown no checklist -- has nothing to grade)
+            provisional=graded_runs < sum(1 for run in sampled if rows_of.get(run, [])), regrade_required=rate is not None and rate > threshold,
             regraded=regraded, human_judgments={run: regrades[run][-1]["judgment"] for run in runs} if regraded else {})
     return out

@@ -112,7 +112,10 @@ def build(plan: dict[str, Any], journal, sample: Sample) -> WorkbookModel:
     shapes = {r.ref: r for r in sample.rubrics.values()}
     sheets = [_info_sheet(plan, sample, [shapes[r] for r in sorted(by_rubric)])]
     for ref in sorted(by_rubric):
-        sheets.append(_review_sheet(ref, shapes[ref], by_rubric[ref], journal))
+        sheet = _review_sheet(ref, shapes[ref], by_rubric[ref], journal)
+        while sheet.title in {s.title for s in sheets} | {META_SHEET}:  # two long refs cut to one title
+            sheet.title = sheet.title[:28] + f"~{len(sheets)}"
+        sheets.append(sheet)
     meta = {"format": str(WORKBOOK_FORMAT), "plan": sample.plan_digest, "edition": plan["edition"]["ref"],
             "scope": sample.scope, "sample": sample.digest}
     meta["content"] = content_digest(meta, {s.title: s.cells for s in sheets})
