@@ -397,7 +397,8 @@ def test_a_workbook_whose_sample_is_no_longer_the_folders_is_refused(folder: Pat
 
 
 @pytest.mark.parametrize("bad, why", [(None, "clarity is missing"), (7, "whole number from 1 to 5, not '7'"),
-                                      ("four", "not 'four'"), (4.5, "not '4.5'")])
+                                      ("four", "not 'four'"), (4.5, "not '4.5'"), ("1e999999", "not '1e999999'"),
+                                      (True, "not 'true'"), ("NaN", "not 'NaN'")])
 def test_missing_or_invalid_grades_are_refused_naming_the_rows(folder: Path, lock, tmp_path: Path, capsys, bad, why):
     book = _exported(folder, tmp_path)
     first = {}
@@ -409,9 +410,7 @@ def test_missing_or_invalid_grades_are_refused_naming_the_rows(folder: Path, loc
             values["clarity"] = bad
         return values
 
-    filled = fill(book, lock, folder, grade)
-    if bad is None:  # the cell left empty
-        pass
+    filled = fill(book, lock, folder, grade)  # None leaves the cell empty
     _refused(folder, filled, capsys, f"row {first['row']}", why, "nothing was imported")
 
 

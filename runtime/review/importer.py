@@ -87,8 +87,9 @@ def _value(inp: wbk.Input, raw: Any, rubric: RubricShape | None) -> tuple[Any, s
         score = raw
     elif isinstance(raw, (float, str)) and not isinstance(raw, bool):
         try:
-            number = Decimal(str(raw).strip())
-            if number.is_finite() and number == number.to_integral_value():
+            number = Decimal(str(raw).strip()[:40])
+            # range first: int() of "1e999999" would build a million-digit integer
+            if number.is_finite() and rubric.scale_min <= number <= rubric.scale_max and number == number.to_integral_value():
                 score = int(number)
         except (InvalidOperation, ValueError):
             score = None
