@@ -8,10 +8,12 @@ also a folder that is not a run folder, or overlapping folders that disagree); 5
 failed (`execute`/`report`: the oracle below n/n or the null model above 0 in some cell); 6 the
 output folder is unusable (a file, read-only, disk full: fix it and rerun to resume); 7 the
 `--budget` was reached (no further call started; a larger budget resumes); 70 an internal error (a bug).
+`lrc review import` exits 1 when it refuses a workbook (another plan, a changed sample, edited
+protected cells, missing or invalid grades): nothing is appended then.
 `lrc diff` follows Terraform's -detailed-exitcode: 0 nothing changed, 2 something changed,
 1 error (spec errors, a bad ref or lock).
-The compile path imports neither litellm nor polars nor the runtime: `execute`, `report`, `merge`
-and `render` import the runtime lazily.
+The compile path imports neither litellm nor polars nor the runtime: `execute`, `report`, `merge`,
+`render` and `review` import the runtime lazily.
 """
 
 from __future__ import annotations
@@ -105,6 +107,23 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser("report", help="rebuild cells, traces and the rate card of a run folder from its journal")
     r.add_argument("lock", type=Path, metavar="PLAN.lock")
     r.add_argument("--out", type=Path, required=True)
+
+    rv = sub.add_parser("review", help="human spot-check of judged runs in an xlsx workbook (export, then import the grades)")
+    rv_sub = rv.add_subparsers(dest="review_command", required=True, metavar="SUBCOMMAND")
+    rx = rv_sub.add_parser("export", help="write the seeded spot-check sample (or a whole cell, --all) as a review workbook")
+    rx.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="an `lrc execute --out` folder")
+    rx.add_argument("--out", type=Path, required=True, metavar="REVIEW.xlsx", help="the workbook to write")
+    rx.add_argument("--all", dest="cell", metavar="CELL",
+                    help='export every judged run of one cell for a manual regrade; CELL is "WORKLOAD|MODEL|SYSTEM", '
+                         'e.g. "generate.variance-commentary.v1|openai/gpt-4o|single-shot" (quote it: | is a shell pipe)')
+    rx.add_argument("--plan", type=Path, metavar="PLAN.lock",
+                    help="the lock RUN_DIR was run with (default: generated/<edition>/plan.lock of the edition in its journal)")
+    rx.add_argument("--seed-file", type=Path, help="the held-out seed of a held-out edition")
+    ri = rv_sub.add_parser("import", help="append the workbook's human grades to RUN_DIR's journal and report disagreement per cell")
+    ri.add_argument("run_dir", type=Path, metavar="RUN_DIR")
+    ri.add_argument("workbook", type=Path, metavar="REVIEW.xlsx")
+    ri.add_argument("--plan", type=Path, metavar="PLAN.lock", help="as for export")
+    ri.add_argument("--seed-file", type=Path, help="the held-out seed of a held-out edition")
 
     x = sub.add_parser("explain", help="long-form help for a diagnostic code, with an example; --list for every code")
     x.add_argument("code", nargs="?", help="a code such as LRC5001 (without it: the list of codes)")
@@ -427,6 +446,14 @@ def _cmd_report(args) -> int:
     return report_cli(args.lock, args.out)
 
 
+def _cmd_review(args) -> int:
+    from lrc.runtime.review.cli import export_cli, import_cli
+
+    if args.review_command == "export":
+        return export_cli(args.run_dir, args.out, plan_path=args.plan, seed_file=args.seed_file, cell=args.cell)
+    return import_cli(args.run_dir, args.workbook, plan_path=args.plan, seed_file=args.seed_file)
+
+
 def _shown(path: Path) -> str:
     try:
         rel = os.path.relpath(path)
@@ -573,7 +600,7 @@ def _cmd_explain(args) -> int:
 
 COMMANDS = {"compile": _cmd_compile, "bump": _cmd_bump, "diff": _cmd_diff, "render": _cmd_render, "execute": _cmd_execute,
             "estimate": _cmd_estimate, "report": _cmd_report, "merge": _cmd_merge, "explain": _cmd_explain, "seed": _cmd_seed,
-            "pricing": _cmd_pricing}
+            "pricing": _cmd_pricing, "review": _cmd_review}
 
 
 def main(argv: list[str] | None = None) -> int:
