@@ -31,7 +31,7 @@ from lrc.runtime.models import offline  # noqa: F401 - must precede the litellm 
 from lrc.runtime.workloads.base import Item, Reply
 
 COMPONENT_ID = "lrc.reference-models"
-COMPONENT_VERSION = 2
+COMPONENT_VERSION = 3
 
 PROVIDER = "lrc"
 MODELS = ("oracle", "null", "baseline")

@@ -52,7 +52,7 @@ _COUNT_COLUMNS = (
     "judge_calls", "judge_skipped", "invalid_judgments", "second_judged", "judges_agree",
 )
 #: Per-cell facts about its judge and human review (strings; null for deterministic workloads).
-NOTE_COLUMNS: tuple[str, ...] = ("judge", "review", "human_disagreement")
+NOTE_COLUMNS: tuple[str, ...] = ("judge", "review", "human_disagreement", "review_note")
 
 CELL_SCHEMA: dict[str, Any] = {
     "workload": pl.String, "model": pl.String, "system": pl.String, "role": pl.String,
@@ -66,7 +66,7 @@ CELL_SCHEMA: dict[str, Any] = {
     "second_judged": pl.Int64, "judges_agree": pl.Int64,
     # Judge tokens are grading cost: never in cost_usd, never in CPO (seed §5 via DESIGN §5).
     "grading_cost_usd": pl.String,
-    "judge": pl.String, "review": pl.String, "human_disagreement": pl.String,
+    "judge": pl.String, "review": pl.String, "human_disagreement": pl.String, "review_note": pl.String,
     "tokens_input": pl.Int64, "tokens_cached_input": pl.Int64, "tokens_cache_write": pl.Int64,
     "tokens_output": pl.Int64, "tokens_reasoning": pl.Int64,
     "cost_usd": pl.String, "infra_cost_usd": pl.String,

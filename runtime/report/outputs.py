@@ -28,7 +28,7 @@ from lrc.runtime import boundedjson
 from lrc.runtime.grading import grade
 from lrc.runtime.judge import models as judge_models
 from lrc.runtime.judging import judge_verdict, judged
-from lrc.runtime.review.status import METHODOLOGY_NOTE, review_status
+from lrc.runtime.review.status import review_status
 from lrc.runtime.lock.canonical import digest
 from lrc.runtime.pricing import call_cost, decimal_str, price_for
 from lrc.runtime.report import aggregate as agg
@@ -180,7 +180,7 @@ def _review_notes(plan: dict[str, Any], review: dict[tuple, Any], judged_workloa
         if key in notes:
             continue
         r = review.get(key)
-        if r is None or not r.sampled:
+        if r is None or not r.sampled_runs:
             state = "provisional" if any((k.key, "primary") in journal.judges for k in runs if (k.workload, k.model, k.system) == key) \
                 else "nothing judged"
         elif r.regraded:
@@ -194,6 +194,7 @@ def _review_notes(plan: dict[str, Any], review: dict[tuple, Any], judged_workloa
         notes[key] = {"judge": judges["primary"]["id"] if "primary" in judges else None,
                       "review": state,
                       "human_disagreement": None if r is None or r.disagreement_rate is None else f"{r.disagreements}/{r.imported}",
+                      "review_note": None if r is None else r.note(),
                       "judge_family": spec.model in kin}
     return notes
 
@@ -213,11 +214,8 @@ def judge_summary(plan: dict[str, Any], cells, review: dict[tuple, Any]) -> dict
             "invalid_judgments": c["invalid_judgments"], "grading_cost_usd": c["grading_cost_usd"],
             "second_judge": {"graded": c["second_judged"], "agreed": c["judges_agree"]} if c["second_judged"] else None,
             "review": c["review"],
-            "human_spot_check": None if r is None else {
-                "sampled": r.sampled, "imported": r.imported, "disagreements": r.disagreements,
-                "disagreement_rate": None if r.disagreement_rate is None else decimal_str(r.disagreement_rate),
-                "regrade_required": r.regrade_required, "regraded": r.regraded},
-            **({"methodology_note": METHODOLOGY_NOTE} if c["review"] in ("manual regrade required", "regraded") else {}),
+            "human_spot_check": None if r is None else r.as_json(),
+            **({"methodology_note": r.note()} if r is not None and r.note() else {}),
         })
     return {
         "model": block.get("model"), "second_model": block.get("second_model"),

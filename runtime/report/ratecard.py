@@ -222,6 +222,8 @@ def _judge_notes(c: Mapping[str, Any]) -> list[str]:
         notes.append(f"{c['invalid_judgments']} invalid judgments (fails)")
     if c.get("second_judged"):
         notes.append(f"second judge agreed {c['judges_agree']}/{c['second_judged']}")
+    if review in ("manual regrade required", "regraded") and c.get("review_note"):
+        notes.append(str(c["review_note"]))
     return notes
 
 
@@ -235,10 +237,12 @@ def _judge_section(edition: Mapping[str, Any]) -> list[str]:
            f"identity, provider names and self-references removed) and the rubric verbatim; its tokens are grading cost, "
            f"never in CPO."]
     if judge.get("same_family"):
+        out.append("")
         out.append(f"Disclosure: the judge is of the same family as {', '.join(judge['same_family'])}; a second judge "
                    f"({judge.get('second_model')}) grades a seeded sample of at least 20% of each judged workload's judged runs, "
                    f"and its agreement is shown per cell.")
     if judge.get("spot_check_rate"):
+        out.append("")
         out.append(f"Human spot-check: {judge['spot_check_rate']} of each cell's judged runs; a judge–human disagreement above "
                    f"{judge['disagreement_threshold']} requires a manual regrade of the whole cell. Until its spot-check is "
                    f"imported, a cell's judged results are provisional.")
