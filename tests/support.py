@@ -25,9 +25,13 @@ LRC = [sys.executable, "-m", "lrc.compiler.cli"]
 
 
 def run_lrc(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: int = 300) -> subprocess.CompletedProcess:
-    """Run `lrc ARGS` as a real subprocess (the same entry point as the installed script)."""
+    """Run `lrc ARGS` as a separate process (the same entry point as the installed script): a
+    fork of a warm interpreter where it can stand for a fresh one (`helpers.zygote`), else a
+    real subprocess."""
+    from helpers import zygote
+
     full_env = {**os.environ, **(env or {})}
-    return subprocess.run([*LRC, *args], cwd=cwd or REPO, env=full_env, capture_output=True, text=True, timeout=timeout)
+    return zygote.run([str(a) for a in args], full_env, cwd or REPO, timeout)
 
 
 def tool_defs(spec: dict[str, Any], output_schema: dict[str, Any] | None = None, system: str = "agentic") -> list[dict[str, Any]]:

@@ -179,9 +179,12 @@ def with_profile(args: Sequence[str | Path]) -> list[str]:
 
 def run_lrc(*args: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None,
             timeout: float = 180) -> subprocess.CompletedProcess:
-    """`lrc ARGS` as a real subprocess (the installed entry point's module); see `with_profile`."""
-    return subprocess.run([*LRC, *with_profile(args)], env=env if env is not None else lrc_env(), cwd=cwd or REPO,
-                          capture_output=True, text=True, timeout=timeout)
+    """`lrc ARGS` as a separate process of the installed entry point's module: a fork of a warm
+    interpreter where it can stand for a fresh one (`helpers.zygote`), else a subprocess; see
+    `with_profile`."""
+    from helpers import zygote
+
+    return zygote.run([str(a) for a in with_profile(args)], env if env is not None else lrc_env(), cwd or REPO, timeout)
 
 
 

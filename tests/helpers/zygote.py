@@ -1,0 +1,202 @@
+"""`lrc` commands for the tests as forked processes of a warm interpreter (a zygote).
+
+Why: most CLI tests run `lrc execute` / `lrc report` as a real subprocess, and each of those
+spends ~2.7 s of CPU importing litellm (its pydantic models) before doing a few hundred
+milliseconds of work; on a 2-core machine that import was about a third of the default
+suite. A zygote imports lrc, litellm (offline, exactly as `load_litellm` does) and polars
+once per test worker, then forks one child per command. The child is still a separate
+process with the semantics the tests rely on: its own pid, working directory, environment,
+stdin (/dev/null), stdout and stderr (files, read back as text), exit code, and a timeout
+that kills it — and it starts from the zygote's pristine state, so nothing one command does
+(module state, caches, environment) reaches the next.
+
+What a fork cannot reproduce goes to a plain subprocess instead (`run` falls back by itself):
+an environment that differs from the zygote's in anything read at interpreter start-up
+(`PYTHON*`, locale and time-zone variables), and a zygote that is busy or gone. Tests that
+are about start-up itself (what is imported, the installed script, signals to a running
+execute) call `subprocess` directly, as before.
+
+The zygote forks only from its main thread and holds no thread, event loop or open client
+when it forks (checked when it starts).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+_STARTUP_PREFIXES = ("PYTHON", "LC_", "LANG", "TZ")
+_ENV_DISABLE = "LRC_TEST_NO_ZYGOTE"  # set to 1 to run every command as a plain subprocess
+
+
+def _startup_env(env: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k.startswith(_STARTUP_PREFIXES)}
+
+
+# -- the zygote process ------------------------------------------------------------------------
+
+def _child(request: dict[str, Any]) -> None:
+    """In the forked child: become the command's process, run it, exit with its code."""
+    code = 70
+    try:
+        os.setpgrp()  # a timeout kills the command and anything it started
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        out = os.open(request["stdout"], os.O_WRONLY | os.O_TRUNC)
+        err = os.open(request["stderr"], os.O_WRONLY | os.O_TRUNC)
+        os.dup2(out, 1)
+        os.dup2(err, 2)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        sys.argv = [sys.argv[0], *request["args"]]
+        from lrc.compiler import cli
+
+        try:
+            code = cli.main(list(request["args"]))
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:  # noqa: BLE001 - reported like an interpreter would, then exit
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001
+                pass
+        os._exit(code if isinstance(code, int) else 1)
+
+
+def _wait(pid: int, timeout: float) -> int | None:
+    """The child's exit status (as subprocess reports it), or None after `timeout` (it is then killed)."""
+    fd = os.pidfd_open(pid)
+    try:
+        ready, _, _ = select.select([fd], [], [], timeout)
+        if not ready:
+            for kill in (os.killpg, os.kill):  # the group, and the child itself if it had no group yet
+                try:
+                    kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            os.waitpid(pid, 0)
+            return None
+    finally:
+        os.close(fd)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+def serve() -> None:
+    """The zygote's loop: one JSON request per line on stdin, one JSON reply per line on stdout."""
+    from lrc.compiler import cli  # noqa: F401 - warm: the CLI and everything execute/report import
+    from lrc.runtime import execute, items, journal  # noqa: F401
+    from lrc.runtime.models import adapter
+    from lrc.runtime.report import outputs  # noqa: F401
+
+    adapter.load_litellm()
+    import polars  # noqa: F401
+
+    if threading.active_count() != 1:  # forking with another thread alive could copy a held lock
+        raise SystemExit(f"zygote: {threading.active_count()} threads after warm-up; refusing to fork")
+    replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    for line in sys.stdin:
+        request = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            replies.close()
+            _child(request)
+        code = _wait(pid, float(request["timeout"]))
+        replies.write(json.dumps({"returncode": code}) + "\n")
+        replies.flush()
+
+
+# -- the client (the test worker) -------------------------------------------------------------
+
+class Zygote:
+    """One zygote per test worker, started on first use, stopped when the worker exits."""
+
+    def __init__(self, env: dict[str, str]):
+        self.env = dict(env)
+        self.lock = threading.Lock()
+        here = Path(__file__).resolve().parents[1]
+        self.proc = subprocess.Popen([sys.executable, "-c", "from helpers.zygote import serve; serve()"],
+                                     cwd=here, env={**self.env, "PYTHONPATH": str(here)}, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.tmp = Path(tempfile.mkdtemp(prefix="lrc-zygote-"))
+
+    def usable(self, env: dict[str, str]) -> bool:
+        return self.proc.poll() is None and _startup_env(env) == _startup_env(self.env)
+
+    def run(self, args: list[str], env: dict[str, str], cwd: Path, timeout: float) -> subprocess.CompletedProcess | None:
+        """The command's CompletedProcess, or None when it must run as a plain subprocess."""
+        if not self.usable(env) or not self.lock.acquire(blocking=False):
+            return None
+        try:
+            out, err = self.tmp / "stdout", self.tmp / "stderr"
+            out.write_bytes(b"")
+            err.write_bytes(b"")
+            request = {"args": [str(a) for a in args], "env": env, "cwd": str(cwd), "timeout": timeout,
+                       "stdout": str(out), "stderr": str(err)}
+            try:
+                self.proc.stdin.write(json.dumps(request) + "\n")
+                self.proc.stdin.flush()
+                reply = self.proc.stdout.readline()
+            except (BrokenPipeError, OSError):
+                return None
+            if not reply:
+                return None
+            code = json.loads(reply)["returncode"]
+            stdout = out.read_bytes().decode("utf-8", "replace")
+            stderr = err.read_bytes().decode("utf-8", "replace")
+            argv = [sys.executable, "-m", "lrc.compiler.cli", *map(str, args)]
+            if code is None:
+                raise subprocess.TimeoutExpired(argv, timeout, output=stdout, stderr=stderr)
+            return subprocess.CompletedProcess(argv, code, stdout, stderr)
+        finally:
+            self.lock.release()
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        for f in self.tmp.iterdir():
+            f.unlink()
+        self.tmp.rmdir()
+
+
+_ZYGOTES: dict[tuple, Zygote] = {}
+MAX_ZYGOTES = 2  # one per start-up environment the runners use (tests/support.py, tests/helpers/project.py)
+
+
+def run(args: list[str], env: dict[str, str], cwd: Path, timeout: float) -> subprocess.CompletedProcess:
+    """`lrc ARGS` in a fork of a warm zygote started with the same start-up environment, else as
+    a plain subprocess (same result type, same timeout behaviour)."""
+    if os.environ.get(_ENV_DISABLE) != "1" and hasattr(os, "fork") and hasattr(os, "pidfd_open"):
+        key = tuple(sorted(_startup_env(env).items()))
+        zygote = _ZYGOTES.get(key)
+        if (zygote is None or zygote.proc.poll() is not None) and (key in _ZYGOTES or len(_ZYGOTES) < MAX_ZYGOTES):
+            import atexit
+
+            zygote = _ZYGOTES[key] = Zygote(env)
+            atexit.register(zygote.close)
+        if zygote is not None:
+            done = zygote.run(args, env, cwd, timeout)
+            if done is not None:
+                return done
+    return subprocess.run([sys.executable, "-m", "lrc.compiler.cli", *map(str, args)], env=env, cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout)
