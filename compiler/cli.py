@@ -417,7 +417,9 @@ def _plan_models(lock: Path) -> list[str] | None:
 
     try:
         data = lockformat.loads(lock.read_bytes())
-        return sorted(data["plan"]["models"])
+        from lrc.runtime.judge.models import callable_models  # the plan's models and its judges
+
+        return sorted(callable_models(data["plan"]))
     except Exception:  # noqa: BLE001 - the lock's own problems are the runtime's to report (exit 4)
         return None
 
