@@ -417,7 +417,7 @@ def _plan_models(lock: Path) -> list[str] | None:
 
     try:
         data = lockformat.loads(lock.read_bytes())
-        from lrc.runtime.judge.models import callable_models  # the plan's models and its judges
+        from lrc.runtime.lock.judges import callable_models  # the plan's models and its judges
 
         return sorted(callable_models(data["plan"]))
     except Exception:  # noqa: BLE001 - the lock's own problems are the runtime's to report (exit 4)

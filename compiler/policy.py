@@ -16,7 +16,7 @@ from typing import Any, Iterable
 
 from lrc.compiler.diagnostics import Diagnostics
 from lrc.compiler.refs import parse_ref
-from lrc.runtime.judge.models import same_family
+from lrc.runtime.lock.judges import same_family
 
 JUDGED = ("hybrid", "judged")
 
@@ -276,7 +276,7 @@ def check_seed_freshness(graph, ledger, diags: Diagnostics) -> None:
 
 def _judge_family(edition, data: dict[str, Any], diags: Diagnostics) -> None:
     """Seed 001 §5.4: a judge of an evaluated model's family needs a second judge for the
-    sensitivity check (the rule of `lrc.runtime.judge.models.same_family`)."""
+    sensitivity check (the rule of `lrc.runtime.lock.judges.same_family`)."""
     judge = data.get("judge")
     if not judge or judge.get("second_model"):
         return

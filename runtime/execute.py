@@ -158,7 +158,7 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
     `spending` is the execute's `budget.Budget` (--budget), or None; `judging` the judge step
     (`lrc.runtime.judging.Judging`) of a plan with judged workloads, or None."""
     from lrc.runtime.budget import BudgetReached
-    from lrc.runtime.judge.models import callable_models
+    from lrc.runtime.lock.judges import callable_models
     from lrc.runtime.models import adapter, infra
     from lrc.runtime.models.reference import CURRENT, ReferenceContext
     from lrc.runtime.systems.base import RunContext, Turn
@@ -549,7 +549,7 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
     seed_file, progress = options.seed_file, options.progress
     lock = load_verified(lock_path)
     plan = lock["plan"]
-    from lrc.runtime.judge import models as judge_models
+    from lrc.runtime.lock import judges as judge_models
 
     refused = judge_models.problems(plan)
     if refused:  # before any call: a judged workload must be able to reach a pass honestly

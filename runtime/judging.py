@@ -25,7 +25,7 @@ from types import ModuleType
 from typing import Any, Mapping
 
 from lrc.runtime.grading import grade
-from lrc.runtime.judge import models as judge_models
+from lrc.runtime.lock import judges as judge_models
 from lrc.runtime.judge import protocol
 from lrc.runtime.judge.anonymize import Anonymizer, anonymizer
 from lrc.runtime.lock.canonical import digest

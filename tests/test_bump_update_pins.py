@@ -80,7 +80,8 @@ def _pins(project: Path) -> tuple[str, str]:
     return f"triage.ap-inbox.v{v}", f"triage.ap-inbox.v{v + 1}"
 
 
-DEMO_WORKLOADS = ("extract.invoice", "triage.ap-inbox", "reconcile.ledger", "query.nl2sql", "execute.month-end")
+DEMO_WORKLOADS = ("extract.invoice", "triage.ap-inbox", "reconcile.ledger", "query.nl2sql", "execute.month-end",
+                  "generate.variance-commentary", "synthesize.board-brief")
 
 
 def _compiles_clean(project: Path, lrc=run_lrc) -> None:
@@ -135,7 +136,7 @@ def test_pins_are_rewritten_in_place_whatever_their_layout(project: Path, layout
         text = text.replace(f"  - {old_pin}\n", f"  - '{old_pin}'\n")
     elif layout == "flow":
         text = text.replace("workloads:\n" + block, f"workloads: [{pins[0]}, {pins[1]},  {pins[2]},"
-                            f" {pins[3]}, {pins[4]}]  # five\n")
+                            f" {', '.join(pins[3:])}]  # every workload\n")
     elif layout == "commented":
         text = text.replace(f"  - {old_pin}\n", f"  # {old_pin} is the classify workload\n  - {old_pin} # pinned\n")
     elif layout == "crlf":

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lrc.runtime.judge import models as judge_models
+from lrc.runtime.lock import judges as judge_models
 from lrc.runtime.judge import protocol
 from lrc.runtime.judge.anonymize import MARK, VENDOR_TERMS, anonymizer
 

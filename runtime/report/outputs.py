@@ -26,7 +26,7 @@ from typing import Any
 
 from lrc.runtime import boundedjson
 from lrc.runtime.grading import grade
-from lrc.runtime.judge import models as judge_models
+from lrc.runtime.lock import judges as judge_models
 from lrc.runtime.judging import judge_verdict, judged
 from lrc.runtime.review.status import review_status
 from lrc.runtime.lock.canonical import digest

@@ -226,8 +226,30 @@ def test_edition_change_without_bump(fresh_project: Path) -> None:
     assert (diag.code, diag.path, diag.notes) == ("LRC5001", EDITION, ("changed: /errata",))
 
 
+def _drop_workloads_of(root: Path, primitive: str) -> None:
+    """Remove the workloads of `primitive` and every edition's pin of them (editions bumped)."""
+    import shutil
+
+    for spec in sorted((root / "specs/workloads").glob("*/workload.yaml")):
+        text = spec.read_text(encoding="utf-8")
+        if re.search(rf"(?m)^primitive:\s*{primitive}\s*$", text):
+            ident = re.search(r"(?m)^id:\s*(\S+)", text).group(1)
+            shutil.rmtree(spec.parent)
+            for edition in sorted((root / "specs/editions").glob("*.yaml")):
+                old = edition.read_text(encoding="utf-8")
+                new = re.sub(rf"(?m)^  - {re.escape(ident)}\.v\d+\n", "", old)
+                if new != old:
+                    edition.write_text(new, encoding="utf-8")
+                    if edition.stem != "demo":
+                        bump_ok(root, edition.stem)
+
+
 def test_standard_drops_a_primitive_within_methodology_1(fresh_project: Path) -> None:
-    dropped = unused_primitive(fresh_project)
+    try:
+        dropped = unused_primitive(fresh_project)
+    except AssertionError:  # every primitive has a workload: drop the last one's workloads first
+        dropped = "synthesize"
+        _drop_workloads_of(fresh_project, dropped)
     standard_before = version_of(fresh_project, STANDARD)
     bump_ok(fresh_project, "ledgerrate")
     text = (fresh_project / STANDARD).read_text(encoding="utf-8")

@@ -55,7 +55,7 @@ def test_the_judge_must_be_priced(tmp_path: Path):
     root = _copy(tmp_path)
     shutil.copytree(BAD / "spot-check-too-low/specs", root / "specs", dirs_exist_ok=True)
     path = root / "specs/editions/judged.yaml"
-    text = path.read_text().replace('spot_check_rate: "0.10"', 'spot_check_rate: "0.25"').replace("model: lrc/oracle", "model: openai/gpt-4.1")
+    text = path.read_text().replace('spot_check_rate: "0.10"', 'spot_check_rate: "0.25"').replace("model: lrc/judge", "model: openai/gpt-4.1")
     path.write_text(text)
     result = compile_project(root)
     assert _codes(result) == [("LRC6001", "judge model 'openai/gpt-4.1' has no frozen price")]

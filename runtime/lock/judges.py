@@ -62,7 +62,7 @@ def family(model_id: str, declared: str | None = None) -> str:
 def same_family(plan: Mapping[str, Any]) -> list[str]:
     """Scored models of the primary judge's family (declared or by provider prefix), sorted."""
     block = judge_block(plan)
-    if not block or block.get("model") == REFERENCE_JUDGE:
+    if not block or str(block.get("model", "")).startswith("lrc/"):  # lrc/judge has no family; any other lrc/ id is refused (LRC3001)
         return []
     judge_family = family(block["model"], block.get("family"))
     declared = set(block.get("same_family_as") or [])
