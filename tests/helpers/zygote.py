@@ -81,7 +81,10 @@ def _child(request: dict[str, Any]) -> None:
 
 def _wait(pid: int, timeout: float) -> int | None:
     """The child's exit status (as subprocess reports it), or None after `timeout` (it is then killed)."""
-    fd = os.pidfd_open(pid)
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:  # a kernel without pidfds: poll
+        return _poll(pid, timeout)
     try:
         ready, _, _ = select.select([fd], [], [], timeout)
         if not ready:
@@ -96,6 +99,24 @@ def _wait(pid: int, timeout: float) -> int | None:
         os.close(fd)
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status)
+
+
+def _poll(pid: int, timeout: float) -> int | None:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.005)
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    os.waitpid(pid, 0)
+    return None
 
 
 def serve() -> None:
