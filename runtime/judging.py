@@ -138,16 +138,16 @@ def judged(evaluation: dict[str, Any], workload: Mapping[str, Any], plan: Mappin
     "human"."""
     if evaluation["verdict"] != "pass":
         return {**evaluation, "judge": "skipped"}
+    results = list(evaluation["results"])
+    if human is None and record is None:
+        results.append(protocol.missing_result())
+        return {**evaluation, "results": results, "verdict": "fail", "judge": "missing"}
     ref, rubric = rubric_of(plan, workload)
     params = dict(workload["spec"]["grading"]["judge"].get("params") or {})
     module = judge_module(workload, modules)
-    results = list(evaluation["results"])
     if human is not None:
         produced = module.judge_results(dict(human), item.answer_key, rubric, params)
         source = "human"
-    elif record is None:
-        results.append(protocol.missing_result())
-        return {**evaluation, "results": results, "verdict": "fail", "judge": "missing"}
     else:
         checks = (record.get("material") or {}).get("checks") or []
         judgment, invalid = protocol.check_judgment(record.get("judgment"), rubric, checks) if record.get("judgment") is not None \

@@ -290,3 +290,64 @@ def test_a_disagreeing_spot_check_of_the_demo_flags_its_cells_on_the_rate_card(d
     size = (out / "journal.jsonl").stat().st_size
     res = run_lrc("review", "import", out, tmp_path / "tampered.xlsx", "--plan", plan)
     assert res.returncode == 1 and (out / "journal.jsonl").stat().st_size == size
+
+
+def test_a_judge_of_a_graded_models_family_is_disclosed_and_a_second_judge_grades_a_sample(stub: StubServer, tmp_path: Path):
+    """Seed §5.4: the stub judge is of the family of the graded stub model (both `openai/`), so the
+    edition must fix a second judge (here the embedded reference judge), which grades a seeded
+    sample of at least 20% of the workload's judged runs; the agreement is shown per cell."""
+    from lrc.compiler.pipeline import compile_project
+
+    root = tmp_path / "project"
+    for name in ("specs", "schemas"):
+        shutil.copytree(REPO / name, root / name)
+    pricing = "".join(ZERO.format(model=m) for m in ("lrc/oracle", "lrc/null", "lrc/baseline", "lrc/judge")) \
+        + JUDGE_PRICE.format(model=JUDGE) + JUDGE_PRICE.format(model="openai/stub-model")
+    text = EDITION.format(standard=pinned("ledgerrate"), analysis=pinned("lrc.analysis"), workload=WORKLOAD,
+                          single_shot=pinned("single-shot"), judge=JUDGE, pricing=pricing)
+    text = text.replace("judge:\n  model: openai/stub-judge\n", "judge:\n  model: openai/stub-judge\n  second_model: lrc/judge\n")
+    text = text.replace("  - id: lrc/baseline\n", "  - id: openai/stub-model\n    role: candidate\n    sampling: {temperature: 0}\n"
+                        "  - id: lrc/baseline\n")
+    (root / "specs/editions/judged.yaml").write_text(text, encoding="utf-8")
+    (root / PROFILE).write_text(f"kind: run-profile\nmodels:\n" + "".join(
+        f"  {m}:\n    api_base: {stub.api_base}\n    api_key_env: {KEY_ENV}\n    max_concurrency: 2\n" for m in (JUDGE, "openai/stub-model")),
+        encoding="utf-8")
+    result = compile_project(root)
+    assert not result.diagnostics.has_errors, "\n".join(str(d) for d in result.diagnostics.sorted())
+    lock = root / "generated" / "judged" / "plan.lock"
+    stub.reset()
+    stub.reply_hook = lambda body: _completion(body, '{"clarity": 5, "cause_attribution": 5, "justification": "fine"}') \
+        if body.get("model") == "stub-judge" else None
+    out = tmp_path / "out"
+    res = run_lrc("execute", lock, "--out", out, "--no-progress", env=lrc_env(KEY))
+    assert res.returncode == 0, res.stderr
+    records = journal_records(out)
+    primary = [r for r in records if r.get("type") == "judge" and r["role"] == "primary"]
+    second = [r for r in records if r.get("type") == "judge" and r["role"] == "second"]
+    assert len(primary) == 30  # oracle and baseline pass every deterministic check; the stub model's triage answers fail them
+    assert len(second) == 6 and {r["run"] for r in second} <= {r["run"] for r in primary}  # ceil(0.20 x 30)
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["judge"]["same_family_models"] == ["openai/stub-model"]
+    graded = sum((c["second_judge"] or {}).get("graded", 0) for c in summary["judge"]["cells"])
+    agreed = sum((c["second_judge"] or {}).get("agreed", 0) for c in summary["judge"]["cells"])
+    assert graded == 6 and 0 <= agreed <= 6
+    card = (out / "rate-card.md").read_text(encoding="utf-8")
+    assert "Disclosure: the judge is of the same family as openai/stub-model" in card and "second judge agreed" in card
+    # The same sample on a rerun: nothing more is called.
+    before = len(stub.snapshot())
+    res = run_lrc("execute", lock, "--out", out, "--no-progress", env=lrc_env(KEY))
+    assert res.returncode == 0 and len(stub.snapshot()) == before
+
+
+def test_a_run_whose_judge_step_did_not_run_is_never_a_pass():
+    """`judged` without a judge record: held out ("missing"), never a pass, whatever the deterministic checks said."""
+    from lrc.runtime.judging import judged
+    from lrc.runtime.lock import format as lockformat
+
+    plan = lockformat.loads((REPO / "generated/demo/plan.lock").read_bytes())["plan"]
+    workload = plan["workloads"][WORKLOAD]
+    passed = {"results": [], "verdict": "pass", "outcome": "answered", "failure_categories": [], "answer": {}}
+    evaluation = judged(passed, workload, plan, {}, None, None)
+    assert evaluation["verdict"] == "fail" and evaluation["judge"] == "missing"
+    failed = {**passed, "verdict": "fail"}
+    assert judged(failed, workload, plan, {}, None, None)["judge"] == "skipped"

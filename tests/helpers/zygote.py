@@ -79,6 +79,16 @@ def _child(request: dict[str, Any]) -> None:
         os._exit(code if isinstance(code, int) else 1)
 
 
+def _kill(pid: int) -> None:
+    """Kill a timed-out command: its group, and the child itself if it had no group yet; reap it."""
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    os.waitpid(pid, 0)
+
+
 def _wait(pid: int, timeout: float) -> int | None:
     """The child's exit status (as subprocess reports it), or None after `timeout` (it is then killed)."""
     try:
@@ -88,12 +98,7 @@ def _wait(pid: int, timeout: float) -> int | None:
     try:
         ready, _, _ = select.select([fd], [], [], timeout)
         if not ready:
-            for kill in (os.killpg, os.kill):  # the group, and the child itself if it had no group yet
-                try:
-                    kill(pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-            os.waitpid(pid, 0)
+            _kill(pid)
             return None
     finally:
         os.close(fd)
@@ -110,12 +115,7 @@ def _poll(pid: int, timeout: float) -> int | None:
         if done:
             return os.waitstatus_to_exitcode(status)
         time.sleep(0.005)
-    for kill in (os.killpg, os.kill):
-        try:
-            kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    os.waitpid(pid, 0)
+    _kill(pid)
     return None
 
 
