@@ -21,6 +21,10 @@ few *declared assumptions*, which are printed with every estimate:
   result is `TOOL_RESULT_TOKENS` (low, expected) or the locked `max_result_chars` / 4 (high).
 - Cached input, cache writes and separately billed reasoning tokens are not forecast (all
   input is priced as uncached input; reasoning as part of the output).
+- **Judge calls** of hybrid/judged workloads are forecast apart, as grading cost (never in the
+  models' cost or CPO): low none (every run fails a deterministic check and is not judged),
+  expected one per run, high one per run plus the second judge's sample when the family rule
+  calls it (`_grading`).
 
 Money is Decimal end to end, with the frozen prices of `lrc.runtime.pricing`; a model without
 a price is an error, never $0. Nothing here makes a network call, and litellm is imported only
@@ -181,6 +185,9 @@ class Forecast:
     assumptions: list[str]
     counting: dict[str, str]  # model -> how its tokens are counted
     total: dict[str, Figures]
+    #: Judge calls of hybrid/judged workloads (seed §5): grading cost, apart from the models'
+    #: cost and CPO; (workload, judge model) -> levels. Empty for a plan without a judge.
+    grading: dict[tuple[str, str], dict[str, Figures]] = field(default_factory=dict)
 
     @property
     def runs(self) -> int:
@@ -190,6 +197,8 @@ class Forecast:
         return {"edition": self.edition, "plan_digest": self.plan_digest, "currency": "USD", "runs": self.runs,
                 "cells": [c.as_json() for _, c in sorted(self.cells.items())],
                 "total": {lv: self.total[lv].as_json() for lv in LEVELS},
+                "grading": [{"workload": w, "judge": j, **{lv: f[lv].as_json() for lv in LEVELS}}
+                            for (w, j), f in sorted(self.grading.items())],
                 "assumptions": list(self.assumptions), "token_counting": dict(sorted(self.counting.items()))}
 
 
@@ -276,9 +285,79 @@ def forecast(plan: dict[str, Any], root_digest: str, items: dict[str, list], run
     for cell in cells.values():
         for lv in LEVELS:
             total[lv].add(cell.levels[lv])
+    grading, judge_notes = _grading(plan, items, runs, counters)
     return Forecast(plan["edition"]["ref"], root_digest, cells, per_run,
-                    _assumptions(plan, runs, caps, files_seen, reasoning_priced),
-                    {m: c.rule for m, c in counters.items()}, total)
+                    _assumptions(plan, runs, caps, files_seen, reasoning_priced) + judge_notes,
+                    {m: c.rule for m, c in counters.items()}, total, grading)
+
+
+#: Output tokens of one judgment when the judge declares no max_tokens: a scored rubric's reply
+#: (scores and a short justification), and a checklist's (an entry per fact).
+JUDGMENT_TOKENS = 120
+FACT_TOKENS = 40
+
+
+def _grading(plan: dict[str, Any], items: dict[str, list], runs: list,
+             counters: dict[str, "TokenCounter"]) -> tuple[dict[tuple[str, str], dict[str, Figures]], list[str]]:
+    """The judge calls' forecast per (judged workload, judge model), and its declared assumptions.
+
+    low: no run reaches the judge (every one fails a deterministic check); expected: every
+    run does; high: every run does, and the second judge, when the family rule calls it (seed
+    §5.4), grades its share as well. A judge request is the rubric text and the framing, the
+    item (as the source), and an output as long as a final answer at that level."""
+    from lrc.runtime.judge import protocol
+    from lrc.runtime.judging import MIN_SECOND_SHARE
+    from lrc.runtime.lock import judges as judge_models
+
+    judged = set(judge_models.judged_workloads(plan))
+    roles = judge_models.judges(plan)
+    if not judged or "primary" not in roles:
+        return {}, []
+    second = roles.get("second") if judge_models.same_family(plan) else None
+    review = plan["edition"]["spec"].get("human_review") or {}
+    share = max(MIN_SECOND_SHARE, Decimal(review.get("spot_check_rate", "0")))
+    out: dict[tuple[str, str], dict[str, Figures]] = {}
+    for role, entry in (("primary", roles["primary"]), ("second", second)):
+        if entry is None:
+            continue
+        counter = counters.get(entry["id"]) or counter_for(entry)
+        counters.setdefault(entry["id"], counter)
+        cap = max_output(entry)[0]
+        for workload_ref in sorted(judged):
+            workload = plan["workloads"][workload_ref]
+            rubric = plan["rubrics"][workload["spec"]["grading"]["judge"]["rubric"]]["spec"]
+            checklist = "facts" in json.dumps(rubric["answer_format"]["schema"])
+            framing = counter.prompt(protocol.messages(rubric, {"output": "", "source": "", "checks": []}), None)
+            mine = [r for r in runs if r.workload == workload_ref]
+            figures = {lv: Figures() for lv in LEVELS}
+            for spec in mine:
+                item = items[workload_ref][spec.item_index]
+                source = counter.text(json.dumps(item.context, sort_keys=True, ensure_ascii=False))
+                answer = counter.text(json.dumps(item.answer_key, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
+                reply = FACT_TOKENS * 20 if checklist else JUDGMENT_TOKENS
+                reply = min(reply, cap) if cap is not None else reply
+                for level in ("expected", "high"):
+                    if role == "second" and level != "high":
+                        continue
+                    tokens_in = framing + source + _scaled(answer, ANSWER_FACTORS[level])
+                    figures[level].add(Figures(tokens_in, reply, _cost(tokens_in, reply, entry["price"])))
+            if role == "second":  # only its sample: the share of the judged runs
+                high = figures["high"]
+                figures["high"] = Figures(_scaled(high.input_tokens, share), _scaled(high.output_tokens, share),
+                                          (high.cost * share).quantize(Decimal(1).scaleb(-12)))
+            key = (workload_ref, entry["id"])
+            if key in out:
+                for lv in LEVELS:
+                    out[key][lv].add(figures[lv])
+            else:
+                out[key] = figures
+    notes = [
+        "judge calls (grading cost, never in CPO): low none (every run fails a deterministic check), expected one per run "
+        "(every run passes them), high one per run plus the second judge's sample when the family rule calls it; a judge "
+        "request is the rubric and framing, the item as source and an output the size of a final answer at that level; "
+        f"a judgment writes {JUDGMENT_TOKENS} tokens ({FACT_TOKENS} per checklist fact), at most the judge's max_tokens",
+    ]
+    return out, notes
 
 
 def _assumptions(plan: dict[str, Any], runs: list, caps: dict[str, tuple[int | None, str]], files: bool,
@@ -332,6 +411,13 @@ def text(fc: Forecast) -> str:
             lines.append("  ".join("-" * w for w in widths))
         lines.append("  ".join(v.ljust(w) if i < 3 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths))).rstrip())
     tokens = fc.total
+    if fc.grading:
+        lines.append("")
+        lines.append("Judge calls (grading cost, not in the models' cost or CPO):")
+        for (workload, judge), f in sorted(fc.grading.items()):
+            lines.append(f"  {workload} · {judge}: " + " / ".join(format_usd(f[lv].cost) for lv in LEVELS) + " (low / expected / high)")
+        judge_total = {lv: sum((f[lv].cost for f in fc.grading.values()), Decimal(0)) for lv in LEVELS}
+        lines.append("  total with the judge: " + " / ".join(format_usd(fc.total[lv].cost + judge_total[lv]) for lv in LEVELS))
     lines.append(f"tokens in total: input {tokens['low'].input_tokens:,} / {tokens['expected'].input_tokens:,} / "
                  f"{tokens['high'].input_tokens:,}; output {tokens['low'].output_tokens:,} / "
                  f"{tokens['expected'].output_tokens:,} / {tokens['high'].output_tokens:,} (low / expected / high)")

@@ -13,6 +13,7 @@ reference models, through litellm, the journal and the report.
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 import shutil
 import signal
 import subprocess
@@ -351,3 +352,20 @@ def test_a_run_whose_judge_step_did_not_run_is_never_a_pass():
     assert evaluation["verdict"] == "fail" and evaluation["judge"] == "missing"
     failed = {**passed, "verdict": "fail"}
     assert judged(failed, workload, plan, {}, None, None)["judge"] == "skipped"
+
+
+def test_the_estimate_forecasts_the_judge_calls_apart_from_the_models(lock: Path):
+    res = run_lrc("estimate", lock, "--format", "json")
+    assert res.returncode == 0, res.stderr
+    fc = json.loads(res.stdout)
+    [grading] = fc["grading"]
+    assert (grading["workload"], grading["judge"]) == (WORKLOAD, JUDGE)
+    assert grading["low"]["cost_usd"] == "0" and grading["low"]["input_tokens"] == 0
+    expected, high = Decimal(grading["expected"]["cost_usd"]), Decimal(grading["high"]["cost_usd"])
+    assert 0 < expected <= high
+    # 45 runs (3 models x 15 items), one judgment each at the expected level, priced at the judge's frozen price.
+    assert grading["expected"]["output_tokens"] == 45 * 120
+    assert fc["total"]["expected"]["cost_usd"] == "0"  # the models are free; the judge is grading cost, counted apart
+    assert any("judge calls (grading cost" in a for a in fc["assumptions"])
+    text = run_lrc("estimate", lock)
+    assert "Judge calls (grading cost" in text.stdout and "total with the judge" in text.stdout
