@@ -118,9 +118,12 @@ class Judging:
 
 def judge_record(request: Request, run_key: str, res: Any, call_record: Mapping[str, Any]) -> dict[str, Any]:
     """The journal record of a judge call (`call_record` holds the fields every call records)."""
-    judgment, invalid = (None, f"the judge's reply could not be read: {res.invalid}") if res.invalid else \
-        (None, "the judge refused") if res.refusal else \
-        protocol.read_reply(res.message, {"answer_format": request.answer_format}, request.material["checks"])
+    if res.invalid:
+        judgment, invalid = None, f"the judge's reply could not be read: {res.invalid}"
+    elif res.refusal:
+        judgment, invalid = None, "the judge refused"
+    else:
+        judgment, invalid = protocol.read_reply(res.message, {"answer_format": request.answer_format}, request.material["checks"])
     return {"type": "judge", "run": run_key, "role": request.role, "model": request.model["id"], "rubric": request.rubric,
             "request": request.digest, "material": request.material, "judgment": judgment, "invalid_judgment": invalid,
             **{k: v for k, v in call_record.items() if k not in ("type", "run", "step", "request")}}

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.project import KEY_ENV, LRC, PROFILE, REPO, journal_records, lrc_env, run_lrc, with_profile
+from helpers.project import _ZERO_PRICE, KEY_ENV, LRC, PROFILE, REPO, journal_records, lrc_env, run_lrc, with_profile
 from helpers.stub_server import StubServer
 from support import pinned
 
@@ -72,16 +72,7 @@ disclaimer: test edition, not a measurement
 errata: []
 """
 
-ZERO = """\
-  {model}:
-    currency: USD
-    per_tokens: 1000000
-    input: "0"
-    cached_input: "0"
-    output: "0"
-    as_of: "2026-12-01"
-    source: embedded reference model
-"""
+ZERO = _ZERO_PRICE  # an embedded model's explicit zero price, as the local test editions write it
 JUDGE_PRICE = """\
   {model}:
     currency: USD

@@ -204,3 +204,11 @@ def test_the_reference_judge_has_no_family_and_check_models_are_not_under_evalua
 def test_a_judged_workload_without_a_judge_is_refused() -> None:
     assert "fixes no judge" in judge_models.problems(_plan(None, MODELS))[0]
     assert judge_models.problems(_plan(None, MODELS, judged=False)) == []
+
+
+def test_a_huge_checklist_reply_is_read_in_linear_time() -> None:
+    facts = [{"id": f"X{i}", "present": True, "evidence": ""} for i in range(30_000)]
+    start = time.perf_counter()
+    judgment, invalid = protocol.check_judgment({"facts": facts}, FACTS_RUBRIC, CHECKS)
+    assert judgment is None and "unknown" in invalid
+    assert time.perf_counter() - start < 5

@@ -69,10 +69,6 @@ class Anonymizer:
     def __call__(self, text: str) -> str:
         return self.pattern.sub(MARK, text)
 
-    def count(self, text: str) -> int:
-        """How many spans `__call__` would replace (shown beside the judge's material)."""
-        return sum(1 for _ in self.pattern.finditer(text))
-
 
 def anonymizer(model_ids: Iterable[str]) -> Anonymizer:
     names = "|".join(re.escape(t) for t in _terms(model_ids))

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from typing import Any, Mapping
 
 from lrc.runtime import boundedjson
@@ -134,7 +135,7 @@ def check_judgment(judgment: Any, rubric: Mapping[str, Any],
         if sorted(got) != sorted(wanted):
             missing = sorted(set(wanted) - set(got))
             extra = sorted(set(got) - set(wanted))
-            dup = sorted({g for g in got if got.count(g) > 1})
+            dup = sorted(g for g, n in Counter(got).items() if n > 1)  # linear: a hostile reply may list 50,000 facts
             parts = [f"missing {', '.join(missing[:5])}" if missing else "", f"unknown {', '.join(extra[:5])}" if extra else "",
                      f"repeated {', '.join(dup[:5])}" if dup else ""]
             return None, "the judgment does not judge each checklist item once: " + "; ".join(p for p in parts if p)
