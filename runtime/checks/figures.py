@@ -5,8 +5,10 @@ declared derivation" (seed 001 §4.4, §4.5). That check is only honest when (a)
 found inside "1,000" or "2100", (b) "$1.5m" is read as 1,500,000, and (c) what is *not* a
 figure (years, dates, list markers, fact ids) is excluded by a declared rule rather than by
 accident. Model output is hostile input, so the reader is a hand-written, single-pass scanner
-(no regular expression at all: time is linear in the text by construction, every look-back or
-look-ahead is bounded by a constant) and refuses texts over MAX_TEXT_CHARS (`TextTooLong`).
+(time is linear in the text by construction, every look-back or look-ahead is bounded by a
+constant; the only regular expressions are character-class runs that cannot backtrack, used to
+find numerals and line ends in C rather than one character at a time) and refuses texts over
+MAX_TEXT_CHARS (`TextTooLong`).
 
 Reading rules (declared; tested in tests/test_figures.py):
 
@@ -78,13 +80,14 @@ M4  Percent figures match only percent_allowed (percent units); other figures ma
 from __future__ import annotations
 
 import bisect
+import re
 import unicodedata
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from typing import Iterable
 
 COMPONENT_ID = "lrc.figures"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 
 MAX_TEXT_CHARS = 200_000
 """Longest text read; a longer one raises TextTooLong (a grader turns it into a fail)."""
@@ -107,6 +110,12 @@ _SIGNS = {"-": True, "\u2212": True, "+": False}
 _SIGN_OPENERS = frozenset("([{:;,=/\"'.\u201c\u2018")
 _BULLETS = frozenset("-*\u2022>#\u00b7")
 _WORD_LIMIT = 12
+_NUMERAL_RUN = re.compile(r"\.?[0-9]+(?:[.,][0-9]+)*")
+"""R2: a maximal run. Digits and separators are disjoint classes, so a match never
+backtracks more than one character: linear."""
+_LINE_RESET = re.compile(r"[\n\r]")
+_LEAD_RUN = re.compile(r"[\s\-*\u2022>#\u00b7]*")
+"""A line's leading whitespace and bullets (R13). `\\s` is str.isspace(); one class, linear."""
 """Letters read around a numeral (month names and suffix words are shorter)."""
 
 
@@ -164,18 +173,21 @@ class _Num:
 
 
 def _normalize(text: str) -> str:
-    """A 1:1 copy of the text (same indices): decimal digits to ASCII, spaces to " "."""
-    out = []
-    for ch in text:
-        if "0" <= ch <= "9" or ch.isascii():
-            out.append(ch)
-        elif ch.isdecimal():
-            out.append(str(unicodedata.decimal(ch, 0)))
+    """A 1:1 copy of the text (same indices): decimal digits to ASCII, spaces to " ".
+
+    ASCII text is returned as it is; otherwise each distinct non-ASCII character is mapped
+    once and the text translated in one C-level pass (same result as a per-character loop)."""
+    if text.isascii():
+        return text
+    table: dict[int, str] = {}
+    for ch in set(text):
+        if ch.isascii():
+            continue
+        if ch.isdecimal():
+            table[ord(ch)] = str(unicodedata.decimal(ch, 0))
         elif ch in "\u00a0\u202f\u2009\u2007":
-            out.append(" ")
-        else:
-            out.append(ch)
-    return "".join(out)
+            table[ord(ch)] = " "
+    return text.translate(table) if table else text
 
 
 def _is_digit(ch: str) -> bool:
@@ -187,19 +199,14 @@ def _is_letter(ch: str) -> bool:
 
 
 def _runs(s: str) -> list[_Num]:
-    """R2/R3: split the text into numerals (one pass)."""
-    n, i, out = len(s), 0, []
-    while i < n:
-        ch = s[i]
-        lead_dot = ch == "." and i + 1 < n and _is_digit(s[i + 1]) and (i == 0 or not _is_digit(s[i - 1]))
-        if not (_is_digit(ch) or lead_dot):
-            i += 1
-            continue
-        j = i + 1 if lead_dot else i
-        while j < n and (_is_digit(s[j]) or (s[j] in ".," and j + 1 < n and _is_digit(s[j + 1]))):
-            j += 1
-        out.extend(_split_run(s, i, j))
-        i = j
+    """R2/R3: split the text into numerals (one pass).
+
+    A numeral run is `_NUMERAL_RUN`: an optional leading "." then digits, each later "." or ","
+    followed by a digit. A "." with a digit before it never starts a run: that digit's run
+    would have taken the "." (and the digit after it) already."""
+    out: list[_Num] = []
+    for m in _NUMERAL_RUN.finditer(s):
+        out.extend(_split_run(s, m.start(), m.end()))
     return out
 
 
@@ -302,18 +309,24 @@ def _chain_kind(parts: list[str], sep: str) -> str | None:
     return None
 
 
-def _line_lead(s: str) -> list[bool]:
-    """lead[i]: only whitespace and bullet characters between the line start and i."""
-    lead = [False] * (len(s) + 1)
-    ok = True
-    for i, ch in enumerate(s):
-        lead[i] = ok
-        if ch == "\n" or ch == "\r":
-            ok = True
-        elif not (ch.isspace() or ch in _BULLETS):
-            ok = False
-    lead[len(s)] = ok
-    return lead
+class _LineLead:
+    """lead(i): only whitespace and bullet characters between the line start and i.
+
+    Lines start after "\n" or "\r". Each line's run of lead characters is measured once, when
+    first asked, so the whole text costs O(n) however many numerals it holds."""
+
+    def __init__(self, s: str):
+        self.s = s
+        self.resets = [m.start() for m in _LINE_RESET.finditer(s)]
+        self.ends: dict[int, int] = {}
+
+    def __getitem__(self, i: int) -> bool:
+        k = bisect.bisect_left(self.resets, i)
+        start = self.resets[k - 1] + 1 if k else 0
+        end = self.ends.get(start)
+        if end is None:
+            end = self.ends[start] = _LEAD_RUN.match(self.s, start).end()
+        return i <= end
 
 
 def _word_after(s: str, i: int) -> str:
@@ -435,7 +448,7 @@ def _read_suffix(s: str, x: _Num, c: _Ctx) -> None:
     c.suffix_end = q
 
 
-def _classify(s: str, x: _Num, lead: list[bool], rules: Rules) -> tuple[_Ctx, str]:
+def _classify(s: str, x: _Num, lead: "_LineLead", rules: Rules) -> tuple[_Ctx, str]:
     c = _Ctx(prefix_start=x.a, suffix_end=x.b)
     if x.version:
         return c, "version"
@@ -476,7 +489,7 @@ def _near_month(s: str, x: _Num, c: _Ctx) -> bool:
     return p > 1 and s[p - 1] == " " and _is_month(_word_before(s, p - 1))
 
 
-def _is_marker(s: str, x: _Num, c: _Ctx, lead: list[bool]) -> bool:
+def _is_marker(s: str, x: _Num, c: _Ctx, lead: "_LineLead") -> bool:
     b, n = x.b, len(s)
     closes = b < n and s[b] in ".)" and (b + 1 == n or s[b + 1].isspace())
     if closes and lead[x.a]:
@@ -495,7 +508,7 @@ def scan(text: str, rules: Rules = DEFAULT_RULES) -> list[Figure]:
     s = _normalize(text)
     nums = _runs(s)
     _chains(s, nums)
-    lead = _line_lead(s)
+    lead = _LineLead(s)
     out = []
     for x in nums:
         c, kind = _classify(s, x, lead, rules)

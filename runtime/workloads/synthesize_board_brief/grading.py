@@ -27,6 +27,8 @@ Why it is built this way:
 
 from __future__ import annotations
 
+import functools
+
 from decimal import Decimal, InvalidOperation
 from typing import Any, Mapping
 
@@ -35,7 +37,7 @@ from lrc.runtime.checks.results import ValidatorResult, result
 from lrc.runtime.workloads.base import Item
 
 COMPONENT_ID = "synthesize.board-brief.grading"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 
 NO_FABRICATED_FIGURES = "synthesize.board-brief.no-fabricated-figures"
 LENGTH_LIMIT = "synthesize.board-brief.length-limit"
@@ -79,19 +81,25 @@ def pack_text(item: Item) -> str:
     return "\n\n".join(pack_pages(item))
 
 
-def pack_figures(item: Item) -> tuple[set[Decimal], set[Decimal]]:
+def pack_figures(item: Item) -> tuple[frozenset[Decimal], frozenset[Decimal]]:
     """(plain, percent) magnitudes of every number of the pack: its figures and its counts.
 
     Read page by page (each page is far below figures.MAX_TEXT_CHARS); a count in the pack
-    ("7 support hubs") is a number the brief may repeat.
+    ("7 support hubs") is a number the brief may repeat. Every cell grades the same packs, so
+    the figures of a pack are read once per process (keyed by the pages' text).
     """
+    return _figures_of_pages(tuple(pack_pages(item)))
+
+
+@functools.lru_cache(maxsize=64)
+def _figures_of_pages(pages: tuple[str, ...]) -> tuple[frozenset[Decimal], frozenset[Decimal]]:
     plain: set[Decimal] = set()
     percent: set[Decimal] = set()
-    for text in pack_pages(item):
+    for text in pages:
         for f in figures.scan(text):
             if f.kind in ("figure", "count") and not f.overlong:
                 (percent if f.percent else plain).add(abs(f.value))
-    return plain, percent
+    return frozenset(plain), frozenset(percent)
 
 
 def no_fabricated_figures(answer: Any, key: Mapping[str, Any], params: Mapping[str, Any],

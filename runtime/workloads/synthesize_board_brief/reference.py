@@ -29,7 +29,7 @@ from lrc.runtime.workloads.base import Item, Reply
 from lrc.runtime.workloads.kit import message_text
 
 COMPONENT_ID = "synthesize.board-brief.reference"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 
 Message = Mapping[str, Any]
 
@@ -149,9 +149,12 @@ def _evidence(brief: str, wanted: list[tuple[bool, Any]], terms: list[list[str]]
     return ""
 
 
-def fact_present(brief: str, fact: Mapping[str, Any]) -> tuple[bool, str]:
-    """The declared matching rule: every key figure cited with its value, every term group named."""
-    cited = set(_numbers(brief))
+def fact_present(brief: str, fact: Mapping[str, Any], cited: set[tuple[bool, Any]] | None = None) -> tuple[bool, str]:
+    """The declared matching rule: every key figure cited with its value, every term group named.
+
+    `cited` is `set(_numbers(brief))` when the caller has read the brief already (the judge
+    reads it once for all the facts of a checklist)."""
+    cited = set(_numbers(brief)) if cited is None else cited
     wanted = [n for text in fact.get("figures", []) for n in _numbers(str(text))]
     terms = [[str(t) for t in group] for group in fact.get("terms", [])]
     ok = all(w in cited for w in wanted) and all(any(_names(brief, t) for t in group) for group in terms)
@@ -164,10 +167,11 @@ def judge(material: Mapping[str, Any], item: Item) -> dict[str, Any]:
     brief = brief if isinstance(brief, str) else ""
     facts = {str(f["id"]): f for f in item.answer_key["facts"]}
     out: list[dict[str, Any]] = []
+    cited = set(_numbers(brief))
     for check in material.get("checks", []) if isinstance(material, Mapping) else []:
         fact = facts.get(str(check.get("id"))) if isinstance(check, Mapping) else None
         if fact is None:
             continue
-        present, evidence = fact_present(brief, fact)
+        present, evidence = fact_present(brief, fact, cited)
         out.append({"id": str(fact["id"]), "present": present, "evidence": evidence})
     return {"facts": out}
