@@ -40,7 +40,7 @@ from lrc.runtime.workloads.base import Item
 from lrc.runtime.workloads.generate_variance_commentary import derive
 
 COMPONENT_ID = "generate.variance-commentary.grading"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 
 FIGURES = "generate.variance-commentary.figures-match-source"
 DRIVERS = "generate.variance-commentary.top-drivers"

@@ -35,7 +35,7 @@ from lrc.runtime.workloads.generate_variance_commentary.grading import DRIVERS_H
 from lrc.runtime.workloads.kit import message_text
 
 COMPONENT_ID = "generate.variance-commentary.reference"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 
 Message = Mapping[str, Any]
 UNEXPLAINED = ("not explained", "unexplained", "no note", "no explanation", "not given", "not stated", "unknown",
