@@ -12,7 +12,7 @@ import pytest
 from hypothesis import settings
 from ruamel.yaml import YAML
 
-from helpers.shared import shared_execute
+from helpers.shared import shared_execute, small_demo_lock
 from helpers.stub_server import StubServer
 from support import REPO
 
@@ -31,6 +31,20 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess
     from helpers.project import run_lrc
 
     return shared_execute(tmp_path_factory, "demo-run", ["execute", REPO / "generated" / "demo" / "plan.lock"], run_lrc)
+
+
+@pytest.fixture(scope="session")
+def small_demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, subprocess.CompletedProcess]:
+    """(lock, out folder, completed process) of `lrc execute` of the small demo (the demo edition
+    at n_per_cell 2 -- every workload, system and model: 54 runs instead of 405 -- compiled from
+    scratch in tmp), run once per session and shared read-only: the tests of run-folder
+    behaviour (resume, report, partial folders, shards, rebuilt outputs) use it, and the full
+    demo is left to the tests of its numbers."""
+    from helpers.project import run_lrc
+
+    lock = small_demo_lock(tmp_path_factory)
+    out, res = shared_execute(tmp_path_factory, "demo-small-run", ["execute", lock], run_lrc)
+    return lock, out, res
 
 
 @pytest.fixture

@@ -15,14 +15,12 @@ n_per_cell 2 compiled from scratch in tmp, and on the full demo run with `--slow
 from __future__ import annotations
 
 import json
-import re
 import shutil
 from pathlib import Path
 
 import pytest
 
 from helpers.project import REPO, TRIAGE, journal_records, read_cells, run_lrc, tree
-from helpers.shared import shared, shared_execute
 
 LOCK = REPO / "generated" / "demo" / "plan.lock"
 WORKLOAD = TRIAGE
@@ -57,28 +55,6 @@ def first(demo_run):
     return out, res
 
 
-SMALL_N = 2
-
-
-def _build_small(folder: Path) -> None:
-    """The demo edition (every workload, system and model) at n_per_cell 2, compiled from scratch."""
-    from lrc.compiler.pipeline import compile_project
-
-    for name in ("specs", "schemas"):
-        shutil.copytree(REPO / name, folder / name)
-    for path in (folder / "specs" / "editions").glob("*.yaml"):
-        if path.name != "demo.yaml":
-            path.unlink()
-    for rel, pattern in (("specs/standard/ledgerrate.yaml", r"(?m)^(  n_per_cell: )15\b"),
-                         ("specs/editions/demo.yaml", r"(?m)^(n_per_cell: )15\b")):
-        path = folder / rel
-        text, count = re.subn(pattern, rf"\g<1>{SMALL_N}", path.read_text(encoding="utf-8"))
-        assert count == 1, rel  # a throw-away project states its own, smaller n (LRC6110)
-        path.write_text(text, encoding="utf-8")
-    result = compile_project(folder)
-    assert not result.diagnostics.has_errors, "\n".join(str(d) for d in result.diagnostics.sorted())
-
-
 @pytest.fixture(params=["small", pytest.param("full", marks=pytest.mark.slow)])
 def plan_run(request, tmp_path_factory):
     """(lock, out, completed process) of a finished execute, shared read-only. The properties of
@@ -89,8 +65,7 @@ def plan_run(request, tmp_path_factory):
         out, res = request.getfixturevalue("demo_run")
         lock = LOCK
     else:
-        lock = shared(tmp_path_factory, "demo-small-project", _build_small) / "generated" / "demo" / "plan.lock"
-        out, res = shared_execute(tmp_path_factory, "demo-small-run", ["execute", lock], run_lrc)
+        lock, out, res = request.getfixturevalue("small_demo_run")
     assert res.returncode == 0, res.stdout + res.stderr
     return lock, out, res
 

@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 
 from helpers.project import REPO, TRIAGE, journal_records, lrc_env, run_lrc
+from helpers.shared import small_demo_lock
 from support import pinned
 
 N = 3
@@ -370,8 +371,9 @@ def test_budget_that_fits_exactly_completes_and_one_below_stops(project, tmp_pat
     assert len(calls_of(below)) < len(calls_of(exact))
 
 
-def test_budget_with_zero_prices_is_never_reached(tmp_path):
-    res = execute(REPO / "generated" / "demo" / "plan.lock", tmp_path / "out", "--budget", "0")
+def test_budget_with_zero_prices_is_never_reached(tmp_path, tmp_path_factory):
+    """The demo's reference models are priced at $0: a $0 budget runs everything (small demo)."""
+    res = execute(small_demo_lock(tmp_path_factory), tmp_path / "out", "--budget", "0")
     assert res.returncode == 0, res.stderr
     assert "spent $0 of the budget $0; left $0" in res.stderr
 

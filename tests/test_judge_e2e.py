@@ -245,11 +245,12 @@ def _fill(book: Path, values: dict[str, object], target: Path) -> Path:
     return target
 
 
-def test_a_disagreeing_spot_check_of_the_demo_flags_its_cells_on_the_rate_card(demo_run, tmp_path: Path):
-    source, _ = demo_run
+def test_a_disagreeing_spot_check_of_the_demo_flags_its_cells_on_the_rate_card(small_demo_run, tmp_path: Path):
+    """On the small demo (every workload and model of the demo at 2 items a cell)."""
+    plan, source, res = small_demo_run
+    assert res.returncode == 0, res.stderr
     out = tmp_path / "demo"
     shutil.copytree(source, out)
-    plan = REPO / "generated" / "demo" / "plan.lock"
     card = (out / "rate-card.md").read_text(encoding="utf-8")
     assert "provisional: judged results await the human spot-check" in card
     book = tmp_path / "review.xlsx"

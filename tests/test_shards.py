@@ -1,6 +1,7 @@
 """Sharding on a subset of the demo: `lrc execute --shard i/N` and `lrc merge PLAN.lock FOLDER… --out DIR`.
 
-Three shards of `--workloads triage.ap-inbox --limit 4` (24 runs) merged, in any order, with an
+Three shards of `--workloads triage.ap-inbox` of the small demo (the demo at n_per_cell 2,
+conftest.py `small_demo_run`: 12 runs) merged, in any order, with an
 identical duplicate among them and into one of the shards itself, give the outputs of the same
 subset run unsharded, byte for byte (the record of how a folder was operated aside, see
 helpers/folders.py) -- and that merged folder still misses most of the plan's runs, so it is
@@ -19,11 +20,20 @@ import pytest
 
 from helpers.folders import assert_same_outputs
 from helpers.project import REPO, journal_records, run_lrc
+from helpers.shared import SMALL_N, small_demo_lock
 
-LOCK = REPO / "generated" / "demo" / "plan.lock"
+LOCK = REPO / "generated" / "demo" / "plan.lock"  # the small demo's lock once `small_lock` has run
 TRIAGE = next(w for w in json.loads(LOCK.read_bytes())["plan"]["workloads"] if w.startswith("triage."))
-SUBSET = ("--workloads", TRIAGE, "--limit", "4")
-SUBSET_RUNS = 4 * 3 * 2  # items x models x systems
+SUBSET = ("--workloads", TRIAGE)
+SUBSET_RUNS = SMALL_N * 3 * 2  # items x models x systems
+
+
+@pytest.fixture(scope="module", autouse=True)
+def small_lock(tmp_path_factory):
+    """Every execute and merge of this module runs the small demo's lock (same workloads, 2 items a cell)."""
+    global LOCK
+    LOCK = small_demo_lock(tmp_path_factory)
+    yield LOCK
 
 
 def execute(out: Path, *flags: str):

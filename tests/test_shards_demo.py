@@ -3,7 +3,8 @@
 `lrc execute --shard i/3` for i = 1..3, then `lrc merge PLAN.lock S1 S2 S3 --out DIR`: every
 output file (cells, rate card, summary, every trace, every item) equals the unsharded run's,
 the record of how a folder was operated aside (helpers/folders.py). The cheaper merge tests
-(order, duplicates, refusals, partial merges) are in test_shards.py, on a subset of the demo.
+(order, duplicates, refusals, partial merges) are in test_shards.py, on a subset of the small
+demo. Four executes of the whole 405-run demo make this a benchmark-sized case: slow.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from helpers.folders import assert_same_outputs
 from helpers.project import REPO, journal_records, run_lrc
 
 LOCK = REPO / "generated" / "demo" / "plan.lock"
+pytestmark = pytest.mark.slow
 
 
 def execute(out: Path, *flags: str):
@@ -24,9 +26,9 @@ def execute(out: Path, *flags: str):
 
 
 @pytest.fixture(scope="module")
-def full(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("full") / "out"
-    res = execute(out)
+def full(demo_run) -> Path:
+    """The unsharded demo run (conftest.py `demo_run`, shared read-only)."""
+    out, res = demo_run
     assert res.returncode == 0, res.stderr
     return out
 

@@ -37,10 +37,10 @@ EXECUTE_WL = next(w for w in WORKLOADS if w.startswith("execute."))
 PARTIAL_TEXT = "partial run"
 
 
-def fake_runs(n: int = N):
+def fake_runs(n: int = N, plan: dict = PLAN):
     """The plan's runs over stand-in items (a run key needs only the item's id and index)."""
-    items = {w: [SimpleNamespace(item_id=f"{w.split('.')[1]}-{i:02d}", index=i) for i in range(n)] for w in PLAN["workloads"]}
-    return plan_runs(PLAN, items)
+    items = {w: [SimpleNamespace(item_id=f"{w.split('.')[1]}-{i:02d}", index=i) for i in range(n)] for w in plan["workloads"]}
+    return plan_runs(plan, items)
 
 
 RUNS = fake_runs()
@@ -206,14 +206,23 @@ def assert_partial_everywhere(out: Path, not_run: int) -> None:
 
 
 @pytest.fixture(scope="module")
-def full(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("full") / "out"
-    res = run_lrc("execute", LOCK, "--out", out, "--no-progress", timeout=600)
+def small(small_demo_run) -> SimpleNamespace:
+    """The small demo (every workload, system and model at n_per_cell 2, conftest.py
+    `small_demo_run`): its lock, its runs over stand-in items, n, and its finished full run."""
+    lock, out, res = small_demo_run
     assert res.returncode == 0, res.stderr
-    return out
+    plan = json.loads(lock.read_bytes())["plan"]
+    n = plan["edition"]["spec"]["n_per_cell"]
+    return SimpleNamespace(lock=lock, runs=fake_runs(n, plan), n=n, full=out)
 
 
-def test_a_subset_is_partial_everywhere_then_a_full_execute_completes_it(tmp_path, full):
+@pytest.fixture(scope="module")
+def full(small) -> Path:
+    return small.full
+
+
+def test_a_subset_is_partial_everywhere_then_a_full_execute_completes_it(tmp_path, small):
+    LOCK, RUNS, N, full = small.lock, small.runs, small.n, small.full
     out = tmp_path / "smoke"
     # 1. two workloads of one model, the first two items of each cell.
     res = run_lrc("execute", LOCK, "--out", out, "--no-progress", "--models", "lrc/null",
@@ -268,7 +277,7 @@ def test_a_full_folder_is_marked_complete(full):
     assert json.loads(manifest.read_text(encoding="utf-8"))["folder_coverage"]["partial"] is False
 
 
-def test_a_stopped_execute_reads_partial_in_report(tmp_path, full):
+def test_a_stopped_execute_reads_partial_in_report(tmp_path, full, small):
     """A folder whose execute was killed before every run finished is partial too (coverage),
     not 'incomplete' (that is for infrastructure exclusions, exit 3)."""
     out = tmp_path / "cut"
@@ -279,7 +288,7 @@ def test_a_stopped_execute_reads_partial_in_report(tmp_path, full):
     (out / "journal.jsonl").write_text("".join(line for line in lines
                                                if not (json.loads(line).get("type") == "run" and json.loads(line)["run"] in dropped)),
                                        encoding="utf-8")
-    rep = run_lrc("report", LOCK, "--out", out)
+    rep = run_lrc("report", small.lock, "--out", out)
     assert rep.returncode == 0, rep.stderr
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary["partial"] is True and summary["runs_not_run"] == 3 and summary["runs_incomplete"] == 0

@@ -109,6 +109,7 @@ import asyncio  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import signal  # noqa: E402
+import shutil  # noqa: E402
 import subprocess  # noqa: E402
 import threading  # noqa: E402
 
@@ -341,15 +342,17 @@ def _lrc_checked(*args: str) -> tuple[subprocess.CompletedProcess, list[str]]:
 
 
 @pytest.fixture(scope="module")
-def finished_demo(tmp_path_factory) -> Path:
-    """The demo edition (reference models only) run once to the end."""
-    out = tmp_path_factory.mktemp("demo") / "out"
-    res = subprocess.run([sys.executable, "-m", "lrc.compiler.cli", "execute", str(REPO / "generated/demo/plan.lock"),
-                          "--out", str(out), "--no-progress"], cwd=REPO, capture_output=True, text=True, timeout=900)
+def finished(small_demo_run, tmp_path_factory) -> tuple[str, Path]:
+    """(lock, a copy of a finished run folder): the small demo (every workload, system and
+    model, conftest.py `small_demo_run`) run once to the end; this module changes its copy."""
+    lock, done, res = small_demo_run
     assert res.returncode == 0, res.stderr[-3000:]
+    out = tmp_path_factory.mktemp("demo") / "out"
+    shutil.copytree(done, out)
+    (out / ".lrc-execute.lock").unlink(missing_ok=True)
     calls = [r for r in _lines(out / "journal.jsonl")[1:] if r["type"] == "call"]
     assert calls and all(isinstance(c["queue_ms"], int) and isinstance(c["latency_ms"], int) for c in calls)
-    return out
+    return str(lock), out
 
 
 def _outputs(out: Path) -> dict[str, bytes]:
@@ -359,8 +362,8 @@ def _outputs(out: Path) -> dict[str, bytes]:
 
 @pytest.mark.parametrize("stamp", ["kept", "removed"])
 @pytest.mark.parametrize("command", ["execute", "report"])
-def test_report_and_a_resume_with_nothing_to_do_never_import_litellm(finished_demo, command, stamp):
-    lock = str(REPO / "generated/demo/plan.lock")
+def test_report_and_a_resume_with_nothing_to_do_never_import_litellm(finished, command, stamp):
+    lock, finished_demo = finished
     before = _outputs(finished_demo)
     if stamp == "removed":  # no record of the outputs: they are rebuilt from the journal, still without litellm
         (finished_demo / ".lrc-outputs.json").unlink(missing_ok=True)
@@ -374,13 +377,11 @@ def test_report_and_a_resume_with_nothing_to_do_never_import_litellm(finished_de
 
 
 @pytest.mark.parametrize("change", ["cells.csv deleted", "rate card edited", "journal touched", "journal line appended"])
-def test_outputs_are_rebuilt_when_the_journal_or_an_output_changed(finished_demo, change, tmp_path):
-    import shutil
-
+def test_outputs_are_rebuilt_when_the_journal_or_an_output_changed(finished, change, tmp_path):
+    lock, finished_demo = finished
     out = tmp_path / "out"
     shutil.copytree(finished_demo, out)
     # a copy is another folder: the first report rebuilds, and stamps it
-    lock = str(REPO / "generated/demo/plan.lock")
     res, _ = _lrc_checked("report", lock, "--out", str(out))
     assert res.returncode == 0, res.stderr[-2000:]
     expected = _outputs(out)

@@ -75,3 +75,35 @@ def shared_execute(tmp_path_factory: pytest.TempPathFactory, name: str, args: li
     folder = shared(tmp_path_factory, name, build)
     done = json.loads((folder / "process.json").read_text(encoding="utf-8"))
     return folder / "out", subprocess.CompletedProcess(done["args"], done["returncode"], done["stdout"], done["stderr"])
+
+
+SMALL_N = 2
+"""n_per_cell of the small demo: every workload, system and model of the demo at 2 items a cell."""
+
+
+def build_small_demo(folder: Path) -> None:
+    """The demo edition (every workload, system and model) at n_per_cell SMALL_N, compiled from
+    scratch in `folder` (its own ledger: a throw-away project states its own, smaller n, LRC6110)."""
+    import re
+
+    from lrc.compiler.pipeline import compile_project
+
+    repo = Path(__file__).resolve().parents[2]
+    for name in ("specs", "schemas"):
+        shutil.copytree(repo / name, folder / name)
+    for path in (folder / "specs" / "editions").glob("*.yaml"):
+        if path.name != "demo.yaml":
+            path.unlink()
+    for rel, pattern in (("specs/standard/ledgerrate.yaml", r"(?m)^(  n_per_cell: )15\b"),
+                         ("specs/editions/demo.yaml", r"(?m)^(n_per_cell: )15\b")):
+        path = folder / rel
+        text, count = re.subn(pattern, rf"\g<1>{SMALL_N}", path.read_text(encoding="utf-8"))
+        assert count == 1, rel
+        path.write_text(text, encoding="utf-8")
+    result = compile_project(folder)
+    assert not result.diagnostics.has_errors, "\n".join(str(d) for d in result.diagnostics.sorted())
+
+
+def small_demo_lock(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The small demo's plan.lock, compiled once per session."""
+    return shared(tmp_path_factory, "demo-small-project", build_small_demo) / "generated" / "demo" / "plan.lock"
