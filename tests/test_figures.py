@@ -244,3 +244,47 @@ def test_scaled_rounding_matches_its_source(source, suffix):
     (f,) = cited_figures(f"about {shown}{word} ")
     if len(str(shown).replace(".", "").lstrip("0")) >= 2:
         assert matches(f, source)
+
+
+# -- the C-level fast paths read exactly what the per-character rules say ---------------------
+
+def _naive_runs(s: str) -> list[tuple[int, int]]:
+    """R2 one character at a time: [start, end) of every maximal numeral run."""
+    n, i, out = len(s), 0, []
+    while i < n:
+        lead_dot = s[i] == "." and i + 1 < n and s[i + 1].isdigit() and s[i + 1].isascii() and (i == 0 or not ("0" <= s[i - 1] <= "9"))
+        if not ("0" <= s[i] <= "9" or lead_dot):
+            i += 1
+            continue
+        j = i + 1 if lead_dot else i
+        while j < n and ("0" <= s[j] <= "9" or (s[j] in ".," and j + 1 < n and "0" <= s[j + 1] <= "9")):
+            j += 1
+        out.append((i, j))
+        i = j
+    return out
+
+
+def _naive_lead(s: str) -> list[bool]:
+    lead, ok = [], True
+    for ch in s:
+        lead.append(ok)
+        ok = True if ch in "\n\r" else ok and (ch.isspace() or ch in figures._BULLETS)
+    return lead + [ok]
+
+
+_FAST_PATH_TEXT = st.text(alphabet=st.sampled_from(list("0123456789.,- \n\r\t*•#>x\u00a0\u2028\u0663\uff15")), max_size=80)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_FAST_PATH_TEXT)
+def test_numeral_runs_and_line_leads_match_the_per_character_rules(text):
+    s = figures._normalize(text)
+    assert len(s) == len(text)
+    assert [(m.start(), m.end()) for m in figures._NUMERAL_RUN.finditer(s)] == _naive_runs(s)
+    lead = figures._LineLead(s)
+    assert [lead[i] for i in range(len(s) + 1)] == _naive_lead(s)
+
+
+def test_normalize_maps_only_decimal_digits_and_spaces():
+    assert figures._normalize("ab 12") == "ab 12"
+    assert figures._normalize("\u0661\u0662\u00a0\uff13%\u2028é") == "12 3%\u2028é"
