@@ -111,7 +111,7 @@ def test_components_declared_and_imports_confined() -> None:
         assert f"synthesize.board-brief.{name}.v{module.COMPONENT_VERSION}" in refs
     allowed = ("lrc.runtime.checks", "lrc.runtime.workloads.base", "lrc.runtime.workloads.kit",
                "lrc.runtime.workloads.synthesize_board_brief", "reportlab")
-    stdlib = {"__future__", "dataclasses", "decimal", "hashlib", "io", "json", "re", "typing", "unicodedata"}
+    stdlib = {"__future__", "dataclasses", "decimal", "hashlib", "io", "json", "re", "functools", "typing", "unicodedata"}
     assert_imports_confined(PACKAGE_DIR, ("generator", "grading", "reference"), allowed, stdlib)
     # the shared figure rules are part of the fingerprints of the components that apply them
     assert "figures.py" in {p.name for p in closure("lrc.runtime.workloads.synthesize_board_brief.grading")}
