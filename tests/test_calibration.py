@@ -13,10 +13,10 @@ execute path with a broken oracle (or null model)."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -166,8 +166,10 @@ models.respond = respond
 
 
 def _run(break_name: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
-    script = BREAKS[break_name] + "\nimport sys\nfrom lrc.compiler.cli import main\nsys.exit(main(sys.argv[1:]))\n"
-    return subprocess.run([sys.executable, "-c", script, *args], cwd=cwd, capture_output=True, text=True, timeout=600)
+    """`lrc ARGS` in its own process with the broken reference behaviour patched in first."""
+    from helpers import zygote
+
+    return zygote.run(list(args), dict(os.environ), cwd, 600, preamble=BREAKS[break_name])
 
 
 @pytest.fixture(scope="module")

@@ -14,11 +14,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from helpers import zygote
 from helpers.project import REPO, build_project, journal_records, lrc_env, read_cells, run_lrc, tree, with_profile
 from helpers.stub_server import StubServer
 from lrc.runtime import journal as journal_module
@@ -206,9 +206,6 @@ def write(fd, data):
     return os.write(fd, data)
 fake.write = write
 journal.os = fake
-from lrc.compiler.cli import main
-
-sys.exit(main(sys.argv[1:]))
 """
 
 
@@ -220,8 +217,7 @@ def test_disk_full_during_a_journal_write_is_exit_6_loses_nothing_and_resumes(lo
     out = tmp_path / "out"
     stub.reset()
     script = _FAIL_WRITES.format(after=after, errno_name=errno_name)
-    res = subprocess.run([sys.executable, "-c", script, *with_profile(["execute", lock, "--out", out, "--no-progress"])],
-                         env=lrc_env(KEY), cwd=REPO, capture_output=True, text=True, timeout=900)
+    res = zygote.run(with_profile(["execute", lock, "--out", out, "--no-progress"]), lrc_env(KEY), REPO, 900, preamble=script)
     clear(res, 6, "run the same command again")
     assert os.strerror(getattr(__import__("errno"), errno_name)) in res.stderr
     # Nothing torn, nothing lost: every line is whole, and exactly `after` records follow the header.

@@ -61,6 +61,8 @@ def _child(request: dict[str, Any]) -> None:
         sys.argv = [sys.argv[0], *request["args"]]
         from lrc.compiler import cli
 
+        if request.get("preamble"):  # the test's monkeypatch, as `python -c PREAMBLE+main()` would run it
+            exec(compile(request["preamble"], "<preamble>", "exec"), {"__name__": "__lrc_preamble__"})
         try:
             code = cli.main(list(request["args"]))
         except SystemExit as exc:
@@ -160,7 +162,8 @@ class Zygote:
     def usable(self, env: dict[str, str]) -> bool:
         return self.proc.poll() is None and _startup_env(env) == _startup_env(self.env)
 
-    def run(self, args: list[str], env: dict[str, str], cwd: Path, timeout: float) -> subprocess.CompletedProcess | None:
+    def run(self, args: list[str], env: dict[str, str], cwd: Path, timeout: float,
+            preamble: str | None = None) -> subprocess.CompletedProcess | None:
         """The command's CompletedProcess, or None when it must run as a plain subprocess."""
         if not self.usable(env) or not self.lock.acquire(blocking=False):
             return None
@@ -169,7 +172,7 @@ class Zygote:
             out.write_bytes(b"")
             err.write_bytes(b"")
             request = {"args": [str(a) for a in args], "env": env, "cwd": str(cwd), "timeout": timeout,
-                       "stdout": str(out), "stderr": str(err)}
+                       "stdout": str(out), "stderr": str(err), "preamble": preamble}
             try:
                 self.proc.stdin.write(json.dumps(request) + "\n")
                 self.proc.stdin.flush()
@@ -204,9 +207,15 @@ _ZYGOTES: dict[tuple, Zygote] = {}
 MAX_ZYGOTES = 2  # one per start-up environment the runners use (tests/support.py, tests/helpers/project.py)
 
 
-def run(args: list[str], env: dict[str, str], cwd: Path, timeout: float) -> subprocess.CompletedProcess:
+_MAIN = "\nimport sys\nfrom lrc.compiler.cli import main\nsys.exit(main(sys.argv[1:]))\n"
+
+
+def run(args: list[str], env: dict[str, str], cwd: Path, timeout: float,
+        preamble: str | None = None) -> subprocess.CompletedProcess:
     """`lrc ARGS` in a fork of a warm zygote started with the same start-up environment, else as
-    a plain subprocess (same result type, same timeout behaviour)."""
+    a plain subprocess (same result type, same timeout behaviour). `preamble` is Python run in
+    the command's process before the CLI starts (a test's monkeypatch of runtime code): the
+    plain subprocess is then `python -c PREAMBLE + main()`."""
     if os.environ.get(_ENV_DISABLE) != "1" and hasattr(os, "fork") and hasattr(os, "pidfd_open"):
         key = tuple(sorted(_startup_env(env).items()))
         zygote = _ZYGOTES.get(key)
@@ -216,8 +225,9 @@ def run(args: list[str], env: dict[str, str], cwd: Path, timeout: float) -> subp
             zygote = _ZYGOTES[key] = Zygote(env)
             atexit.register(zygote.close)
         if zygote is not None:
-            done = zygote.run(args, env, cwd, timeout)
+            done = zygote.run(args, env, cwd, timeout, preamble)
             if done is not None:
                 return done
-    return subprocess.run([sys.executable, "-m", "lrc.compiler.cli", *map(str, args)], env=env, cwd=cwd,
+    start = ["-c", preamble + _MAIN] if preamble else ["-m", "lrc.compiler.cli"]
+    return subprocess.run([sys.executable, *start, *map(str, args)], env=env, cwd=cwd,
                           capture_output=True, text=True, timeout=timeout)
