@@ -137,7 +137,7 @@ def test_basetemp(extra: list[str]) -> list[str]:
     shm = Path("/dev/shm")
     if any(a == "--basetemp" or a.startswith("--basetemp=") for a in extra) or not (shm.is_dir() and os.access(shm, os.W_OK)):
         return []
-    return [f"--basetemp={shm / ('lrc-tests-' + hashlib.sha256(str(ROOT).encode()).hexdigest()[:12])}"]
+    return [f"--basetemp={shm / ('pytest-of-lrc-' + hashlib.sha256(str(ROOT).encode()).hexdigest()[:12])}"]
 
 
 def test(extra: list[str]) -> int:
