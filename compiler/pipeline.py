@@ -320,12 +320,13 @@ def _analyze(root: Path, runtime: Path | None, plans: bool, store: Cache | None 
             store.live_blobs = memo.live_blobs()
     if diags.has_errors:
         return result
-    for ref, comp in components.items():
-        try:
-            result.prints[ref] = codeprint.fingerprint(comp, code_root)
-        except CodeprintError as exc:
-            diags.error("LRC3009", exc.message, path=exc.path.resolve().relative_to(code_root.resolve().parent).as_posix(),
-                        line=exc.line, column=1)
+    with codeprint.batch():
+        for ref, comp in components.items():
+            try:
+                result.prints[ref] = codeprint.fingerprint(comp, code_root)
+            except CodeprintError as exc:
+                diags.error("LRC3009", exc.message, path=exc.path.resolve().relative_to(code_root.resolve().parent).as_posix(),
+                            line=exc.line, column=1)
     if diags.has_errors:
         return result
     entries = spec_entries(graph)

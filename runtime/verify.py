@@ -29,6 +29,12 @@ def verify(lock: dict[str, Any]) -> list[str]:
         running = codeprint.discover()
     except codeprint.CodeprintError as exc:
         return problems + [f"cannot read the running code: {exc.path.name}:{exc.line}: {exc.message}"]
+    with codeprint.batch():
+        return problems + _code_problems(plan, running)
+
+
+def _code_problems(plan: dict[str, Any], running: dict[str, Any]) -> list[str]:
+    problems: list[str] = []
     for ref, entry in sorted(plan.get("code", {}).items()):
         comp = running.get(ref)
         if comp is None:

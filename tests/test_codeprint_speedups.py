@@ -187,3 +187,22 @@ def test_fast_equals_old_and_rfc8785(value):
     assert fast == _old_fast(value)
     if fast is not None:
         assert fast == rfc8785.dumps(value) == canonical_bytes(value)
+
+
+def test_a_batch_shares_path_lookups_and_gives_the_same_fingerprints(monkeypatch):
+    """codeprint.batch(): the fingerprints of every component are those computed one by one,
+    with each module path probed once for the whole batch instead of once per component."""
+    from lrc.runtime.lock import codeprint
+
+    components = list(codeprint.discover().values())
+    alone = {c.ref: codeprint.fingerprint(c) for c in components}
+    probes = []
+    real = codeprint._find_module
+    monkeypatch.setattr(codeprint, "_find_module", lambda module, root: probes.append(module) or real(module, root))
+    with codeprint.batch():
+        together = {c.ref: codeprint.fingerprint(c) for c in components}
+    assert together == alone
+    assert len(probes) == len(set(probes))
+    with codeprint.batch():  # a new batch asks the filesystem again
+        codeprint.fingerprint(components[0])
+    assert len(probes) > len(set(probes))

@@ -79,11 +79,42 @@ class CodeprintError(Exception):
         self.message = message
 
 
+_BATCH: dict[tuple, Any] | None = None
+"""Lookups shared by the fingerprints of one `batch()` (a compile's or a verify's components
+import the same modules: ~2,800 path probes and ~2,600 resolves for 32 components otherwise)."""
+
+
+@contextmanager
+def batch():
+    """Fingerprint several components against a tree that does not change meanwhile: module
+    paths and resolved file names are looked up once for the whole batch, not per component.
+    Outside a batch every lookup asks the filesystem, as before."""
+    global _BATCH
+    outer = _BATCH
+    _BATCH = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _BATCH = outer
+
+
+def _batched(key: tuple, compute):
+    if _BATCH is None:
+        return compute()
+    if key not in _BATCH:
+        _BATCH[key] = compute()
+    return _BATCH[key]
+
+
 def module_path(module: str, root: Path | None = None) -> Path | None:
     """File of an `lrc.runtime.*` module, or None if it is not a runtime module."""
     root = root or runtime_root()
     if module != PACKAGE and not module.startswith(PACKAGE + "."):
         return None
+    return _batched(("module_path", module, str(root)), lambda: _find_module(module, root))
+
+
+def _find_module(module: str, root: Path) -> Path | None:
     parts = module.split(".")[2:]
     base = root.joinpath(*parts) if parts else root
     if base.with_suffix(".py").is_file() and parts:
@@ -587,8 +618,9 @@ def fingerprint(component: Component, root: Path | None = None) -> CodePrint:
     (a bump with no behaviour change is reported), and the lock records the version beside it.
     """
     root = root or runtime_root()
-    base = root.parent
-    files = {p.resolve().relative_to(base.resolve()).as_posix(): file_digest(p) for p in closure(component.module, root)}
+    base = _batched(("resolve", str(root.parent)), root.parent.resolve)
+    files = {_batched(("relative", str(p), str(base)), lambda p=p: p.resolve().relative_to(base).as_posix()): file_digest(p)
+             for p in closure(component.module, root)}
     files = dict(sorted(files.items()))
     value = {"id": component.id, "files": files}
     return CodePrint(digest("code", value), files)

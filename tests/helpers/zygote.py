@@ -131,6 +131,15 @@ def serve() -> None:
     adapter.load_litellm()
     import polars  # noqa: F401
 
+    # The running code's fingerprints, computed once: every execute, report and render verifies
+    # the lock against them (~1 s of parsing per fresh process). codeprint's memo is keyed by
+    # each file's path, size and mtime, so a file a test changes is parsed again in its child.
+    from lrc.runtime.lock import codeprint
+
+    with codeprint.batch():
+        for component in codeprint.discover().values():
+            codeprint.fingerprint(component)
+
     if threading.active_count() != 1:  # forking with another thread alive could copy a held lock
         raise SystemExit(f"zygote: {threading.active_count()} threads after warm-up; refusing to fork")
     replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
