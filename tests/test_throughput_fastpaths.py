@@ -112,3 +112,45 @@ def test_triage_normalize_examples():
     odd = {"labels": ["e-1", {"email_id": " e-2 "}]}  # not every entry a dict: cerberus decides
     assert triage_grading._normalize_entries(odd) is None
     assert triage_grading.normalize(odd) == _cerberus_normalize(odd)
+
+
+# -- rendered prompts are made once per item, and are what a fresh render gives ---------------
+
+def _workload(mode="text"):
+    return {"ref": "w.v1", "spec": {"task": {"title": "Triage"}, "input": {"mode": mode, "attachments": [
+        {"file": "doc.pdf", "media_type": "application/pdf"}]}},
+        "prompts": {"single-shot": {"system": {"template": "You do {{ task.title }}."},
+                                    "user": {"template": "Item {{ item.n }}: {{ item.text }}"},
+                                    "user_file": {"template": "See the file of item {{ item.n }}."}}}}
+
+
+@pytest.mark.parametrize("mode", ["text", "file"])
+def test_render_messages_reuses_texts_but_never_objects(mode):
+    from lrc.runtime import execute
+    from lrc.runtime.workloads.base import Item
+
+    workload = _workload(mode)
+    items = [Item(i, f"i-{i}", {"n": i, "text": "x" * i}, {}, {"doc.pdf": b"%PDF-" + bytes([i])}) for i in range(5)]
+    execute._RENDERED.clear()
+    first = [execute.render_messages(workload, "single-shot", item, {}) for item in items]
+    again = [execute.render_messages(workload, "single-shot", item, {}) for item in items]
+    execute._RENDERED.clear()
+    fresh = [execute.render_messages(workload, "single-shot", item, {}) for item in items]
+    assert first == again == fresh
+    assert first[0][0]["content"] == "You do Triage." and "1" in json_text(first[1])
+    first[0].append({"role": "assistant", "content": "changed"})  # a caller extends its transcript
+    first[0][1]["content"] = "changed"
+    assert execute.render_messages(workload, "single-shot", items[0], {}) == fresh[0]
+    # Another item object with the same id()-slot contents is rendered from its own context.
+    other = Item(0, "i-0", {"n": 99, "text": "y"}, {}, {"doc.pdf": b"%PDF-9"})
+    assert "99" in json_text(execute.render_messages(workload, "single-shot", other, {}))
+    # A changed template (another plan's prompts) is rendered anew.
+    changed = _workload(mode)
+    changed["prompts"]["single-shot"]["system"]["template"] = "Other {{ task.title }}."
+    assert execute.render_messages(changed, "single-shot", items[0], {})[0]["content"] == "Other Triage."
+
+
+def json_text(messages):
+    import json
+
+    return json.dumps(messages)
