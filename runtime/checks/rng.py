@@ -48,7 +48,8 @@ class Stream:
             raise ValueError("below() needs n > 0")
         limit = (1 << 64) - ((1 << 64) % n)
         while True:
-            v = self._block()
+            v = _FIRST_8(_sha256(self._key + _COUNTER(self._counter)).digest())[0]  # self._block(), inlined
+            self._counter += 1
             if v < limit:
                 return v % n
 
