@@ -211,13 +211,12 @@ LRC_IMPORTS = ("import lrc.compiler.cli, tqdm; from lrc.runtime import execute, 
 INSPECT_IMPORTS = "import inspect_ai, inspect_ai.model, inspect_ai.solver, inspect_ai._cli.main, openai"
 
 
-def import_cpu(code: str, repeat: int) -> float:
-    return statistics.median(measure([sys.executable, "-c", code], env=lrc_env())[1] for _ in range(repeat))
+def import_cpu(code: str, repeat: int, python: str = sys.executable) -> float:
+    return statistics.median(measure([python, "-c", code], env=lrc_env())[1] for _ in range(repeat))
 
 
-def inspect_installed() -> bool:
-    return shutil.which("inspect", path=str(Path(sys.executable).parent)) is not None or \
-        subprocess.run([sys.executable, "-c", "import inspect_ai"], capture_output=True).returncode == 0
+def inspect_installed(python: str = sys.executable) -> bool:
+    return subprocess.run([python, "-c", "import inspect_ai"], capture_output=True).returncode == 0
 
 
 INSPECT_TASK = '''
@@ -237,12 +236,13 @@ def triage():
 '''
 
 
-def run_inspect(work: Path, prompts: list[tuple[str, str]], api_base: str, concurrency: int) -> tuple[float, float]:
+def run_inspect(work: Path, prompts: list[tuple[str, str]], api_base: str, concurrency: int,
+                python: str = sys.executable) -> tuple[float, float]:
     (work / "prompts.json").write_text(json.dumps(prompts), encoding="utf-8")
     (work / "bench_task.py").write_text(INSPECT_TASK.replace("{prompts!r}", repr(str(work / "prompts.json"))), encoding="utf-8")
     logs = work / "inspect-logs"
     shutil.rmtree(logs, ignore_errors=True)
-    cmd = [sys.executable, "-m", "inspect_ai", "eval", "bench_task.py", "--model", MODEL,
+    cmd = [python, "-m", "inspect_ai", "eval", "bench_task.py", "--model", MODEL,
            "--model-base-url", api_base, "--max-connections", str(concurrency), "--temperature", "0",
            "--log-dir", str(logs), "--display", "none"]
     return measure(cmd, env=lrc_env(INSPECT_LOG_DIR=str(logs)), cwd=work)
@@ -331,6 +331,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--journals", default=None, help="synthetic journal sizes, comma-separated ('' for none; default "
                     "10000,100000, with --quick 1000)")
     ap.add_argument("--no-inspect", action="store_true", help="skip inspect_ai even if installed")
+    ap.add_argument("--inspect-python", default=sys.executable,
+                    help="the Python that has inspect_ai (a separate venv keeps the project's .venv as locked; "
+                         "default: this one)")
     ap.add_argument("--journals-only", action="store_true", help="only the resume/report figures of synthetic journals")
     ap.add_argument("--quick", action="store_true", help="a short run: 128 runs, once, a 1,000-run journal, no inspect_ai")
     ap.add_argument("--keep", type=Path, help="work in this folder and keep it (default: a temporary one)")
@@ -369,6 +372,7 @@ def _bench(args: argparse.Namespace, work: Path) -> int:
               f"first report {fig['first_report']:.2f} s; resume with nothing to do {median(fig['resume']):.2f} s "
               f"({', '.join(f'{x:.2f}' for x in fig['resume'])}); report {median(fig['report']):.2f} s "
               f"({', '.join(f'{x:.2f}' for x in fig['report'])})")
+    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (1, 5, 15 min)")
     print("goals: wall <= 1/4 of inspect_ai's; <= 5 ms CPU per run after imports; resume of 10,000 runs < 1 s; "
           "report of 100,000 runs < 5 s")
     print("json: " + json.dumps(results, sort_keys=True))
@@ -400,17 +404,17 @@ def _execute_figures(args: argparse.Namespace, work: Path, ideal: float, results
         if latencies:
             print(f"  journal: provider latency median {median(latencies):.0f} ms"
                   + (f", queue wait median {median(queues):.0f} ms (max {max(queues)} ms)" if queues else ""))
-        if not args.no_inspect and inspect_installed():
+        if not args.no_inspect and inspect_installed(args.inspect_python):
             prompts = [(r["transcript"][0]["content"], r["transcript"][1]["content"]) for r in _records(work / "out-0", "run")]
-            icpu_base = import_cpu(INSPECT_IMPORTS, args.repeat)
+            icpu_base = import_cpu(INSPECT_IMPORTS, args.repeat, args.inspect_python)
             iwalls, icpus = [], []
             for i in range(args.repeat):
-                wall, cpu = run_inspect(work, prompts, server.api_base, args.concurrency)
+                wall, cpu = run_inspect(work, prompts, server.api_base, args.concurrency, args.inspect_python)
                 iwalls.append(wall)
                 icpus.append(cpu)
             iwall, icpu = median(iwalls), median(icpus)
             results["inspect_ai"] = {"wall": iwalls, "cpu": icpus, "import_cpu": icpu_base}
-            print(f"inspect_ai {_version('inspect_ai')}: wall {iwall:.2f} s ({', '.join(f'{w:.2f}' for w in iwalls)}); CPU {icpu:.2f} s, "
+            print(f"inspect_ai {_version('inspect_ai', args.inspect_python)}: wall {iwall:.2f} s ({', '.join(f'{w:.2f}' for w in iwalls)}); CPU {icpu:.2f} s, "
                   f"imports {icpu_base:.2f} s -> {(icpu - icpu_base) / args.runs * 1000:.2f} ms per run after imports")
             print(f"ratio lrc/inspect_ai wall: {lrc_wall / iwall:.2f} (goal <= 0.25); CPU: {lrc_cpu / icpu:.2f}")
         elif not args.no_inspect:
@@ -424,13 +428,10 @@ def _records(out: Path, kind: str) -> list[dict[str, Any]]:
     return [r for r in map(json.loads, path.read_text(encoding="utf-8").splitlines()) if r.get("type") == kind]
 
 
-def _version(dist: str) -> str:
-    from importlib import metadata
-
-    try:
-        return metadata.version(dist.replace("_", "-"))
-    except metadata.PackageNotFoundError:
-        return "?"
+def _version(dist: str, python: str = sys.executable) -> str:
+    code = f"from importlib import metadata; print(metadata.version({dist.replace('_', '-')!r}))"
+    done = subprocess.run([python, "-c", code], capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 else "?"
 
 
 if __name__ == "__main__":

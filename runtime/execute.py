@@ -132,14 +132,39 @@ def attaches_files(workload: dict[str, Any], model: dict[str, Any]) -> bool:
     return mode == "file" or (mode == "text-or-file" and bool(model.get("accepts_files")))
 
 
+#: Rendered prompt texts of this process, so an item rendered for one run is not rendered again
+#: for its other repetitions, models and the report's forecast: (id(item), id(task), template
+#: sources) -> (item, task, texts). The entry holds the item and task it was made from and is used
+#: only while they are the very same objects, so a recycled id never matches; rendering is
+#: deterministic (a sandbox with no clock or randomness), so a hit is the same text.
+_RENDERED: dict[tuple, tuple[Any, Any, tuple[str, str]]] = {}
+_RENDERED_MAX = 8192
+
+
+def _render_texts(prompts: dict[str, Any], task: Any, item, user: str) -> tuple[str, str]:
+    key = (id(item), id(task), prompts["system"]["template"], prompts[user]["template"])
+    hit = _RENDERED.get(key)
+    if hit is not None and hit[0] is item and hit[1] is task:
+        return hit[2]
+    context = {"task": task, "item": item.context}
+    texts = (render(prompts["system"]["template"], context), render(prompts[user]["template"], context))
+    if len(_RENDERED) >= _RENDERED_MAX:
+        _RENDERED.clear()
+    _RENDERED[key] = (item, task, texts)
+    return texts
+
+
 def render_messages(workload: dict[str, Any], system: str, item, model: dict[str, Any]) -> list[dict[str, Any]]:
-    """The locked prompts rendered for one item; in file mode the user message carries the file."""
+    """The locked prompts rendered for one item; in file mode the user message carries the file.
+    New lists and dicts on every call (callers extend them); the texts are rendered once per item."""
     prompts = workload["prompts"][system]
-    context = {"task": workload["spec"]["task"], "item": item.context}
-    messages = [{"role": "system", "content": render(prompts["system"]["template"], context)}]
+    task = workload["spec"]["task"]
     if not attaches_files(workload, model):
-        return messages + [{"role": "user", "content": render(prompts["user"]["template"], context)}]
-    parts: list[dict[str, Any]] = [{"type": "text", "text": render(prompts["user_file"]["template"], context)}]
+        system_text, user_text = _render_texts(prompts, task, item, "user")
+        return [{"role": "system", "content": system_text}, {"role": "user", "content": user_text}]
+    system_text, user_text = _render_texts(prompts, task, item, "user_file")
+    messages = [{"role": "system", "content": system_text}]
+    parts: list[dict[str, Any]] = [{"type": "text", "text": user_text}]
     for attachment in workload["spec"]["input"]["attachments"]:
         data = item.files.get(attachment["file"])
         if data is None:

@@ -60,7 +60,8 @@ def _resamples(seed: str, n: int, replicates: int) -> tuple[tuple[int, ...], ...
     cross-cell comparisons (agentic vs single-shot) paired rather than independent.
     """
     stream = Stream(seed, "cpo-bootstrap", n)
-    return tuple(tuple(stream.below(n) for _ in range(n)) for _ in range(replicates))
+    draws = stream.below_many(n, n * replicates)  # the same draws, in the same order, as n x replicates below(n)
+    return tuple(tuple(draws[r * n:(r + 1) * n]) for r in range(replicates))
 
 
 def _percentile(sorted_values: list[Decimal], q: Decimal) -> Decimal:

@@ -1,0 +1,156 @@
+"""Fast paths of issue 11 §4 (CPU per run) give exactly what the code they replace gave.
+
+Each test re-states the replaced code (the slow path) and compares on several seeds or
+shapes; the speed itself is measured by `benchmarks/throughput.py`, never timed here.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+
+import cerberus
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from lrc.runtime.checks.rng import Stream
+from lrc.runtime.report import stats
+from lrc.runtime.workloads.triage_ap_inbox import grading as triage_grading
+
+
+def _reference_block(key: bytes, counter: int) -> int:
+    """The draw as rng.py first wrote it: OpenSSL's sha256, the first 8 bytes big-endian."""
+    return int.from_bytes(hashlib.sha256(key + counter.to_bytes(8, "big")).digest()[:8], "big")
+
+
+def _reference_below(key: bytes, counter: int, n: int) -> tuple[int, int]:
+    limit = (1 << 64) - ((1 << 64) % n)
+    while True:
+        v = _reference_block(key, counter)
+        counter += 1
+        if v < limit:
+            return v % n, counter
+
+
+@pytest.mark.parametrize("seed", ["ledgerrate-demo-2026-11", "s", "ledgerrate-bench-2026-11", "\u00e9t\u00e9"])
+def test_stream_draws_match_the_reference_sha256(seed):
+    stream = Stream(seed, "items", 3)
+    key, counter = stream._key, 0
+    for n in (1, 2, 3, 7, 15, 525, 1000, 2**63 + 12345, 2**64 - 1):  # large n makes rejections likely
+        for _ in range(20):
+            want, counter = _reference_below(key, counter, n)
+            assert stream.below(n) == want
+    assert stream._counter == counter
+
+
+@pytest.mark.parametrize("n", [1, 5, 15, 525, 2**63 + 1])
+def test_below_many_is_below_in_a_loop(n):
+    a, b = Stream("seed-a", "x"), Stream("seed-a", "x")
+    a.below(7)
+    b.below(7)
+    assert a.below_many(n, 300) == [b.below(n) for _ in range(300)]
+    assert a._counter == b._counter  # the stream continues at the same place
+    assert a.below(99) == b.below(99)
+    with pytest.raises(ValueError):
+        a.below_many(0, 3)
+
+
+@pytest.mark.parametrize("seed,n,replicates", [("ledgerrate-demo-2026-11:triage", 15, 2000), ("s", 1, 10),
+                                               ("bench", 525, 40), ("x\u00e9", 37, 200)])
+def test_bootstrap_resamples_are_the_per_draw_ones(seed, n, replicates):
+    stats._resamples.cache_clear()
+    stream = Stream(seed, "cpo-bootstrap", n)
+    old = tuple(tuple(stream.below(n) for _ in range(n)) for _ in range(replicates))
+    assert stats._resamples(seed, n, replicates) == old
+
+
+# -- triage normalization: the dict-entries fast path equals cerberus ------------------------
+
+def _cerberus_normalize(answer):
+    """`normalize` as it was: cerberus for every answer."""
+    if not isinstance(answer, dict) or not isinstance(answer.get("labels"), list):
+        return answer
+    try:
+        validator = cerberus.Validator(triage_grading._SCHEMA, allow_unknown=True)
+        out = validator.normalized(copy.deepcopy(dict(answer)), always_return_document=True)
+    except Exception:  # noqa: BLE001
+        return answer
+    return out if isinstance(out, dict) else answer
+
+
+_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False),
+                     st.sampled_from([" Dunning Notice ", "po-response", "INVOICE", "other", "  e-7 ", "", "_a__b_"]),
+                     st.text(max_size=12))
+_json = st.recursive(_scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                       st.dictionaries(st.text(max_size=6), inner, max_size=3)),
+                     max_leaves=8)
+_entry = st.fixed_dictionaries({}, optional={"email_id": _json, "label": _json, "note": _json, "email": _json})
+_answer = st.fixed_dictionaries({"labels": st.lists(_entry, max_size=6)}, optional={"notes": _json, "labels2": _json})
+
+
+@settings(max_examples=300, deadline=None)
+@given(_answer)
+def test_triage_normalize_fast_path_equals_cerberus(answer):
+    before = copy.deepcopy(answer)
+    assert triage_grading._normalize_entries(answer) is not None
+    assert triage_grading.normalize(answer) == _cerberus_normalize(answer)
+    assert answer == before  # the answer itself is never changed
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.fixed_dictionaries({"labels": st.lists(st.one_of(_entry, _json), max_size=5)}))
+def test_triage_normalize_of_any_entries_equals_cerberus(answer):
+    assert triage_grading.normalize(answer) == _cerberus_normalize(answer)
+
+
+def test_triage_normalize_examples():
+    answer = {"labels": [{"email_id": " e-1 ", "label": " Dunning Notice"}, {"label": "PO response"}, {}],
+              "extra": {"label": " X "}}
+    want = {"labels": [{"email_id": "e-1", "label": "dunning_notice"}, {"label": "po_response"}, {}],
+            "extra": {"label": " X "}}
+    assert triage_grading.normalize(answer) == want == _cerberus_normalize(answer)
+    odd = {"labels": ["e-1", {"email_id": " e-2 "}]}  # not every entry a dict: cerberus decides
+    assert triage_grading._normalize_entries(odd) is None
+    assert triage_grading.normalize(odd) == _cerberus_normalize(odd)
+
+
+# -- rendered prompts are made once per item, and are what a fresh render gives ---------------
+
+def _workload(mode="text"):
+    return {"ref": "w.v1", "spec": {"task": {"title": "Triage"}, "input": {"mode": mode, "attachments": [
+        {"file": "doc.pdf", "media_type": "application/pdf"}]}},
+        "prompts": {"single-shot": {"system": {"template": "You do {{ task.title }}."},
+                                    "user": {"template": "Item {{ item.n }}: {{ item.text }}"},
+                                    "user_file": {"template": "See the file of item {{ item.n }}."}}}}
+
+
+@pytest.mark.parametrize("mode", ["text", "file"])
+def test_render_messages_reuses_texts_but_never_objects(mode):
+    from lrc.runtime import execute
+    from lrc.runtime.workloads.base import Item
+
+    workload = _workload(mode)
+    items = [Item(i, f"i-{i}", {"n": i, "text": "x" * i}, {}, {"doc.pdf": b"%PDF-" + bytes([i])}) for i in range(5)]
+    execute._RENDERED.clear()
+    first = [execute.render_messages(workload, "single-shot", item, {}) for item in items]
+    again = [execute.render_messages(workload, "single-shot", item, {}) for item in items]
+    execute._RENDERED.clear()
+    fresh = [execute.render_messages(workload, "single-shot", item, {}) for item in items]
+    assert first == again == fresh
+    assert first[0][0]["content"] == "You do Triage." and "1" in json_text(first[1])
+    first[0].append({"role": "assistant", "content": "changed"})  # a caller extends its transcript
+    first[0][1]["content"] = "changed"
+    assert execute.render_messages(workload, "single-shot", items[0], {}) == fresh[0]
+    # Another item object with the same id()-slot contents is rendered from its own context.
+    other = Item(0, "i-0", {"n": 99, "text": "y"}, {}, {"doc.pdf": b"%PDF-9"})
+    assert "99" in json_text(execute.render_messages(workload, "single-shot", other, {}))
+    # A changed template (another plan's prompts) is rendered anew.
+    changed = _workload(mode)
+    changed["prompts"]["single-shot"]["system"]["template"] = "Other {{ task.title }}."
+    assert execute.render_messages(changed, "single-shot", items[0], {})[0]["content"] == "Other Triage."
+
+
+def json_text(messages):
+    import json
+
+    return json.dumps(messages)
