@@ -35,7 +35,7 @@ from lrc.runtime.report import aggregate as agg
 from lrc.runtime.report.ratecard import PARTIAL_NOTE, rate_card_markdown
 
 COMPONENT_ID = "lrc.analysis"
-COMPONENT_VERSION = 3
+COMPONENT_VERSION = 4
 
 TRACE_FORMAT = 1
 

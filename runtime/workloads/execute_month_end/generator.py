@@ -40,7 +40,7 @@ from lrc.runtime.workloads.base import Item
 from lrc.runtime.workloads.financedb import fmt_money
 
 COMPONENT_ID = "execute.month-end.generator"
-COMPONENT_VERSION = 2
+COMPONENT_VERSION = 3
 
 DATABASE = "finance.db"
 DOCS = "docs/"

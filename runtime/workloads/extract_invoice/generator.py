@@ -51,7 +51,7 @@ from lrc.runtime.checks.rng import Stream
 from lrc.runtime.workloads.base import Item
 
 COMPONENT_ID = "extract.invoice.generator"
-COMPONENT_VERSION = 2
+COMPONENT_VERSION = 3
 
 FAMILIES: tuple[str, ...] = ("classic", "european", "uk", "modern")
 EDGE_CASES: tuple[str, ...] = ("multi_page", "credit_note", "foreign_currency", "discount_lines")

@@ -38,7 +38,7 @@ from lrc.runtime.workloads.base import Item
 from lrc.runtime.workloads.generate_variance_commentary import derive
 
 COMPONENT_ID = "generate.variance-commentary.generator"
-COMPONENT_VERSION = 2
+COMPONENT_VERSION = 3
 
 STATUSES: tuple[str, ...] = ("sole", "clean", "first", "only")
 TRAPS = frozenset({"first", "only"})

@@ -38,7 +38,7 @@ from lrc.runtime.workloads.base import Item
 from lrc.runtime.workloads.query_nl2sql.compare import compare, tolerances
 
 COMPONENT_ID = "query.nl2sql.generator"
-COMPONENT_VERSION = 2
+COMPONENT_VERSION = 3
 
 PRIMARY = "finance.db"
 VARIANTS = ("variants/finance-v1.db", "variants/finance-v2.db")

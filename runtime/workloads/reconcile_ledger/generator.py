@@ -38,7 +38,7 @@ from lrc.runtime.checks.rng import Stream
 from lrc.runtime.workloads.base import Item
 
 COMPONENT_ID = "reconcile.ledger.generator"
-COMPONENT_VERSION = 2
+COMPONENT_VERSION = 3
 
 TYPES: tuple[str, ...] = ("missing_entry", "duplicate", "amount_mismatch", "date_drift")
 EDITION_SIZE = 15

@@ -37,7 +37,7 @@ from lrc.runtime.checks.rng import Stream
 from lrc.runtime.workloads.base import Item
 
 COMPONENT_ID = "synthesize.board-brief.generator"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 
 EDITION_SIZE = 15
 """Items per edition plan; every block of 15 consecutive packs follows one buried-facts plan."""

@@ -26,7 +26,7 @@ from lrc.runtime.checks.rng import Stream
 from lrc.runtime.workloads.base import Item
 
 COMPONENT_ID = "triage.ap-inbox.generator"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 
 LABELS: tuple[str, ...] = ("invoice", "statement", "dunning_notice", "po_response", "other")
 

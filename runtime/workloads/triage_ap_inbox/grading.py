@@ -23,7 +23,7 @@ import cerberus
 from lrc.runtime.checks.results import ValidatorResult, result
 
 COMPONENT_ID = "triage.ap-inbox.grading"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 
 LABEL_IDS: tuple[str, ...] = ("invoice", "statement", "dunning_notice", "po_response", "other")
 
