@@ -259,7 +259,10 @@ def test_code_component_changes_against_a_git_ref(project: Path, monkeypatch: py
     result = diff.run(project, "HEAD")
     assert not result.failed, result.error
     [c] = result.changes
-    assert (c.kind, c.id, c.old.version, c.new.version) == ("code", "triage.ap-inbox.grading", 1, 1)
+    from lrc.runtime.workloads.triage_ap_inbox import grading as triage_grading
+
+    version = triage_grading.COMPONENT_VERSION
+    assert (c.kind, c.id, c.old.version, c.new.version) == ("code", "triage.ap-inbox.grading", version, version)
     assert [f.file for f in c.fields] == ["runtime/workloads/triage_ap_inbox/grading.py"]
     assert c.bump_required and c.bump_command == "lrc bump triage.ap-inbox.grading"
     assert "runtime/workloads/triage_ap_inbox/grading.py: changed (sha256:" in diff.text(result)

@@ -195,8 +195,9 @@ def test_financedb_is_shared_code_fingerprinted_through_both_generators() -> Non
     package = ROOT / "runtime" / "workloads" / "financedb"
     for path in package.glob("*.py"):
         assert "COMPONENT_ID" not in path.read_text(encoding="utf-8"), f"{path.name} must not be a component of its own"
-    for ref in ("query.nl2sql.generator.v2", "execute.month-end.generator.v2"):
-        files = codeprint.fingerprint(components[ref]).files
+    by_id = {c.id: c for c in components.values()}
+    for component in ("query.nl2sql.generator", "execute.month-end.generator"):
+        files = codeprint.fingerprint(by_id[component]).files
         for name in ("books.py", "store.py", "schema.py", "__init__.py"):
             assert f"runtime/workloads/financedb/{name}" in files, (ref, name)
         assert "runtime/checks/rng.py" in files
