@@ -89,8 +89,6 @@ def build(a: model.Assumptions, values: dict[tuple[str, str], Decimal], periods:
     body = slide.placeholders[1].text_frame
     first, last = values[("IS", f"{model.col(0)}4")], values[("IS", f"{model.col(n - 1)}4")]
     body.text = f"Revenue moved from {figure_text(first)} in {quarters[0]} to {figure_text(last)} in {quarters[-1]}."
-    cash = values[("CF", f"{model.col(n - 1)}17")]
-    body.add_paragraph().text = f"Closing cash at {quarters[-1]}: {figure_text(cash)}."
     body.add_paragraph().text = "Figures are taken from the three-statement model; see the appendix workbook."
     return prs
 
