@@ -68,7 +68,7 @@ def test_normalizing_is_idempotent():
 # Golden digests of the canary output: a library upgrade that changes the bytes changes these.
 CANARY = {
     "model": "e14a13739a857eb2ada9fdd79259c75d2dab4876edf6b0fa1e0bf2504d7e8963",
-    "deck": "ed3942f991b11445fd3bfcdc5fed32eda3ca926e8eba70a14fca5ba6155ae9d0",
+    "deck": "185bbea5d80316f56603a59439c1ae9ee71a2f785359c7d682c33f608c7395a4",
 }
 
 
