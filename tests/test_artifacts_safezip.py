@@ -63,6 +63,19 @@ def test_a_zip_bomb_is_refused_by_its_compression_ratio():
     assert "compression ratio" in reason and "xl/sharedStrings.xml" in reason
 
 
+def test_a_small_member_may_compress_well():
+    data = package(minimal(**{"xl/styles.xml": b"<a>" + b" " * 200_000 + b"</a>"}))
+    assert safezip.inspect(data, "xlsx").ok
+
+
+def test_a_vml_part_with_an_entity_is_refused_and_loose_vml_is_not():
+    loose = b"<xml><v:shape><br></v:shape></xml>"
+    assert safezip.inspect(package(minimal(**{"xl/drawings/vmlDrawing1.vml": loose})), "xlsx").ok
+    hostile = b'<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]><xml>&e;</xml>'
+    reason = refused(package(minimal(**{"xl/drawings/vmlDrawing1.vml": hostile})))
+    assert "vmlDrawing1.vml" in reason and "hostile XML" in reason
+
+
 def test_a_declared_size_over_the_member_cap_is_refused():
     big = package(minimal(**{"xl/big.xml": b"<a>" + b"x" * 3000 + b"</a>"}), zipfile.ZIP_STORED)
     reason = refused(big, max_member_bytes=1000)

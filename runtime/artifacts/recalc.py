@@ -10,7 +10,7 @@ this machine (2026-12, the generated model of `model.py`: 7 sheets, ~400 cells):
 
 | engine | install | result on the model | time |
 |---|---|---|---|
-| formulas 1.3.4 (PyPI) | +30 s cold, +~200 MB (numpy, scipy, schedula, numpy-financial; all wheels, hash-locked) | every cell right (matches `model.reference_values` to the cent), defined names resolved, 645 functions | ~2 s first book in a process (imports), ~0.3 s each after |
+| formulas 1.3.4 (PyPI) | +27 s cold with python-pptx and defusedxml, ~300 MB (numpy 73 MB and scipy 143 MB of it; schedula, numpy-financial, regex; all wheels, hash-locked) | every cell right (matches `model.reference_values` to the cent), defined names resolved, 645 functions | ~1.4–2 s first book in a process (imports), ~0.45 s each after |
 | pycel 1.0b30 (PyPI, pre-release only) | +17 s, +~120 MB (networkx 2.6) | crashes on any defined name with openpyxl 3.1 (`'DefinedNameDict' object has no attribute 'definedName'`); our tax formula uses one | — |
 | LibreOffice 7.4 headless (Debian) | 58 packages, 277 MB, apt only (not in requirements.lock, no hashes) | correct once the profile sets `OOXMLRecalcMode=0` | 1.2–1.5 s per file, a process per file |
 

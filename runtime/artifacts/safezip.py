@@ -13,12 +13,13 @@ What is refused, in the order checked:
 - a member path that is absolute, has `..`, a backslash, a drive letter or a control
   character (the rules of `checks.filesandbox.clean_path`);
 - a declared uncompressed size over the per-member or total cap, or a compression ratio
-  over the cap; and when reading, more bytes than declared (a lying header);
+  over the cap for a member over 1 MB; and when reading, more bytes than declared (a lying header);
 - macros: a `vbaProject.bin`, an XLM macro sheet or ActiveX part, or a macro-enabled content
   type (`.xlsm`, `.pptm`): refused, never stripped, since a stripped file is no longer what
   the agent produced;
-- any XML part (`.xml`, `.rels`, `.vml`) that does not parse under defusedxml with DTDs,
-  entity declarations and external references forbidden (billion laughs, XXE);
+- any XML part (`.xml`, `.rels`) that does not parse under defusedxml with DTDs,
+  entity declarations and external references forbidden (billion laughs, XXE), and a legacy
+  `.vml` part (often not well-formed XML, so scanned, not parsed) with a DTD or entity;
 - a package with no `[Content_Types].xml`, or whose main part is not of the declared kind.
 
 External relationships (`TargetMode="External"`: linked workbooks, hyperlinks, linked
@@ -41,7 +42,8 @@ Kind = Literal["xlsx", "pptx"]
 _MAIN_PART = {"xlsx": "xl/workbook.xml", "pptx": "ppt/presentation.xml"}
 _MACRO_PARTS = ("vbaproject.bin", "vbadata.xml", "/macrosheets/", "/activex/")
 _MACRO_TYPES = ("macroenabled", "vbaproject", "ms-office.activex", "ms-excel.macrosheet", "ms-excel.intlmacrosheet")
-_XML_SUFFIXES = (".xml", ".rels", ".vml")
+_XML_SUFFIXES = (".xml", ".rels")
+_VML_SUFFIX = ".vml"  # legacy VML is often not well-formed XML: scanned for declarations, not parsed
 _EMBEDDED_SUFFIXES = {".xlsx": "xlsx", ".pptx": "pptx"}
 _CHUNK = 65_536
 
@@ -52,7 +54,8 @@ class Limits:
     max_members: int = 2_000
     max_member_bytes: int = 50_000_000
     max_total_bytes: int = 200_000_000
-    max_ratio: int = 200  # uncompressed / compressed, per member
+    max_ratio: int = 200  # uncompressed / compressed, per member over `ratio_from_bytes`
+    ratio_from_bytes: int = 1_000_000  # a small member is harmless whatever its ratio
     max_depth: int = 2  # how deep packages may nest (a deck's chart workbook is depth 1)
 
 
@@ -119,7 +122,7 @@ def _inspect(data: bytes, kind: str, limits: Limits, depth: int, where: str) -> 
                           f"over the {limits.max_member_bytes:,}-byte limit (zip bomb?)")
         if info.file_size and info.compress_size == 0:
             raise Refused(f"{where}member {name!r} declares {info.file_size:,} bytes from 0 compressed bytes")
-        if info.compress_size and info.file_size / info.compress_size > limits.max_ratio:
+        if info.compress_size and info.file_size > limits.ratio_from_bytes and info.file_size / info.compress_size > limits.max_ratio:
             raise Refused(f"{where}member {name!r} has a compression ratio of {info.file_size // info.compress_size:,}:1, "
                           f"over the {limits.max_ratio}:1 limit (zip bomb?)")
         total += info.file_size
@@ -144,6 +147,8 @@ def _inspect(data: bytes, kind: str, limits: Limits, depth: int, where: str) -> 
             root = _parse_xml(parts[name], f"{where}{name}")
             if name.endswith(".rels"):
                 links.extend(_external(root, name))
+        elif name.lower().endswith(_VML_SUFFIX) and (b"<!DOCTYPE" in parts[name].upper() or b"<!ENTITY" in parts[name].upper()):
+            raise Refused(f"{where}{name}: hostile XML refused (a DTD or entity declaration in a VML part)")
     lowered_types = content_types.decode("utf-8", "replace").lower()
     for marker in _MACRO_TYPES:
         if marker in lowered_types:

@@ -269,8 +269,9 @@ def formula_presence(sub: Submission, *, file: str, cells: list[dict[str, Any]])
             expected = spec["pattern"].format(c=c, p=previous(c))
             location = f"{sheet}!{c}{r}"
             if cell.data_type != "f" or not isinstance(cell.value, str):
+                what = "is empty" if cell.value is None else "holds a value, not a formula"
                 findings.append((location, {"value": _jsonable(cell.value)}, {"formula": expected},
-                                 f"{location} holds a value, not a formula ({spec['row']} must be {expected})"))
+                                 f"{location} {what} ({spec['row']} must be {expected})"))
             elif _normal_formula(cell.value) != _normal_formula(expected):
                 findings.append((location, {"formula": cell.value}, {"formula": expected},
                                  f"{location} is {cell.value}, not of the shape {expected}"))
