@@ -27,22 +27,21 @@ class Unreadable(Exception):
     """The agent's artifact cannot be read (status fail)."""
 
 
-def open_book(sub: Submission, name: str, side: str = "output") -> BookView:
-    view = sub.book(name, side)
+def _readable(view, name: str, side: str):
+    """The view, or why not: an unreadable output is the agent's (fail), an unreadable input the task's (error)."""
     if not view.ok:
         if side == "input":
             raise Undecidable(f"the task's input {name} cannot be read: {view.reason}")
         raise Unreadable(f"{name}: {view.reason}")
     return view
+
+
+def open_book(sub: Submission, name: str, side: str = "output") -> BookView:
+    return _readable(sub.book(name, side), name, side)
 
 
 def open_deck(sub: Submission, name: str, side: str = "output") -> DeckView:
-    view = sub.deck(name, side)
-    if not view.ok:
-        if side == "input":
-            raise Undecidable(f"the task's input {name} cannot be read: {view.reason}")
-        raise Unreadable(f"{name}: {view.reason}")
-    return view
+    return _readable(sub.deck(name, side), name, side)
 
 
 def calculated(view: BookView) -> recalc.Recalc:
