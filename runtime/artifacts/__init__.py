@@ -1,0 +1,18 @@
+"""Office artifacts of the Finance Agent Reliability protocol (seed 000): the library layer.
+
+Seed 000's agents hand back a working spreadsheet or presentation, not text. Grading one
+needs five things no other part of lrc has, each a module here:
+
+- `safezip`: an agent's file is untrusted: it is checked as a zip package (bombs, traversal,
+  macros, hostile XML, external links) before openpyxl or python-pptx reads a byte of it;
+- `deterministic`: the generated inputs and oracle artifacts are byte-identical for a seed;
+- `model` and `deck`: the seeded input artifacts (a three-statement model with roll-forward
+  schedules, a board deck) and the task kinds with their oracle artifacts;
+- `recalc`: openpyxl never computes a formula, so a workbook is recalculated before its
+  numbers are judged;
+- `validators`: the eight deterministic validator families, returning the project's
+  validator result shape (`lrc.runtime.checks.results`).
+
+Nothing in the runtime imports this package yet: wiring it into task specs, the lock and
+`lrc execute` is the next step of issue 13.
+"""
