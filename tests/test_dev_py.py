@@ -29,6 +29,18 @@ def test_pytest_arguments(argv: list[str], expected: list[str]):
     assert dev.pytest_args(argv) == expected
 
 
+def test_basetemp_is_in_ram_unless_chosen_or_unavailable(monkeypatch):
+    from pathlib import Path
+
+    assert dev.test_basetemp(["--basetemp", "/tmp/mine"]) == [] == dev.test_basetemp(["--basetemp=/tmp/mine"])
+    monkeypatch.setattr(dev.os, "access", lambda path, mode: False)
+    assert dev.test_basetemp([]) == []
+    monkeypatch.setattr(dev.os, "access", lambda path, mode: True)
+    monkeypatch.setattr(Path, "is_dir", lambda self: str(self) == "/dev/shm")
+    [arg] = dev.test_basetemp(["-x"])
+    assert arg.startswith("--basetemp=/dev/shm/pytest-of-lrc-") and arg == dev.test_basetemp([])[0]  # one per checkout
+
+
 _SCRIPT = """
 import sys
 sys.path.insert(0, {root!r})

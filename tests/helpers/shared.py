@@ -87,10 +87,10 @@ def build_small_demo(folder: Path) -> None:
     import re
 
     from lrc.compiler.pipeline import compile_project
+    from support import REPO
 
-    repo = Path(__file__).resolve().parents[2]
     for name in ("specs", "schemas"):
-        shutil.copytree(repo / name, folder / name)
+        shutil.copytree(REPO / name, folder / name)
     for path in (folder / "specs" / "editions").glob("*.yaml"):
         if path.name != "demo.yaml":
             path.unlink()
