@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+from decimal import Decimal
 
 import cerberus
 import pytest
@@ -55,13 +56,63 @@ def test_below_many_is_below_in_a_loop(n):
         a.below_many(0, 3)
 
 
-@pytest.mark.parametrize("seed,n,replicates", [("ledgerrate-demo-2026-11:triage", 15, 2000), ("s", 1, 10),
-                                               ("bench", 525, 40), ("x\u00e9", 37, 200)])
-def test_bootstrap_resamples_are_the_per_draw_ones(seed, n, replicates):
+def _reference_indices(seed: str, n: int, count: int) -> list[int]:
+    """The bootstrap stream restated word by word: SHAKE-256 blocks, big-endian words, rejection."""
+    key = hashlib.sha256(f"{seed}\x1fcpo-bootstrap\x1f{n}".encode()).digest()
+    limit = (1 << 64) - ((1 << 64) % n)
+    out, block = [], 0
+    while len(out) < count:
+        data = hashlib.shake_256(key + block.to_bytes(8, "big")).digest(8 * stats._BLOCK_WORDS)
+        for i in range(0, len(data), 8):
+            word = int.from_bytes(data[i:i + 8], "big")
+            if word < limit and len(out) < count:
+                out.append(word % n)
+        block += 1
+    return out
+
+
+@pytest.mark.parametrize("seed,n,count", [("ledgerrate-demo-2026-11:triage", 15, 30000), ("s", 1, 10), ("bench", 525, 70000),
+                                          ("x\u00e9", 37, 200), ("big", 2**63 + 1, 3000)])  # 2**63+1: ~half the words rejected
+def test_bootstrap_indices_are_the_stated_stream(seed, n, count):
+    got = stats.uniform_indices(seed, n, count)
+    assert got == _reference_indices(seed, n, count)
+    assert all(0 <= i < n for i in got)
+    assert stats.uniform_indices(seed, n, count // 2) == got[:count // 2]  # a prefix, whatever the count
+
+
+@pytest.mark.parametrize("seed,n,replicates", [("s", 1, 10), ("bench", 525, 40), ("x\u00e9", 37, 200)])
+def test_resamples_cut_the_stream_into_replicates(seed, n, replicates):
     stats._resamples.cache_clear()
-    stream = Stream(seed, "cpo-bootstrap", n)
-    old = tuple(tuple(stream.below(n) for _ in range(n)) for _ in range(replicates))
-    assert stats._resamples(seed, n, replicates) == old
+    draws = stats.uniform_indices(seed, n, n * replicates)
+    assert stats._resamples(seed, n, replicates) == tuple(tuple(draws[r * n:(r + 1) * n]) for r in range(replicates))
+
+
+def test_uniform_indices_refuse_an_empty_range():
+    with pytest.raises(ValueError):
+        stats.uniform_indices("s", 0, 3)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.decimals(min_value=-10**6, max_value=10**9, places=6,
+                                       allow_nan=False, allow_infinity=False), st.integers(0, 3)), min_size=1, max_size=40),
+       st.integers(1, 60))
+def test_bootstrap_integer_sums_equal_decimal_sums(rows, replicates):
+    """The interval from exact integer sums is the one Decimal sums give."""
+    costs = [c for c, _ in rows]
+    successes = [s for _, s in rows]
+    got = stats.bootstrap_cpo(costs, successes, "seed/w", replicates)
+    values = []
+    for draw in stats._resamples("seed/w", len(costs), replicates):
+        wins = sum(successes[i] for i in draw)
+        if wins:
+            values.append(stats.MONEY_CONTEXT.divide(sum((costs[i] for i in draw), Decimal(0)), Decimal(wins)))
+    if not values:
+        assert got["low"] is None and got["high"] is None
+        return
+    values.sort()
+    assert got["low"] == stats._percentile(values, stats._Q_LOW)
+    assert got["high"] == stats._percentile(values, stats._Q_HIGH)
+    assert got["p_no_success"] == (replicates - len(values)) / replicates
 
 
 # -- triage normalization: the dict-entries fast path equals cerberus ------------------------
@@ -154,3 +205,22 @@ def json_text(messages):
     import json
 
     return json.dumps(messages)
+
+
+# -- the forecast's token counter: the tokenizer selected once counts what litellm counts ----
+
+@pytest.mark.parametrize("model", ["openai/gpt-4o-mini", "gpt-4o", "anthropic/claude-sonnet-4-5", "deepseek/deepseek-chat",
+                                   "gemini/gemini-2.5-flash", "openai/stub-model"])
+def test_the_preselected_tokenizer_counts_what_litellm_counts(model):
+    from lrc.runtime import estimate
+
+    litellm = estimate._litellm()
+    counter = estimate.counter_for({"id": model})
+    bare = litellm.get_llm_provider(model)[0]
+    messages = [{"role": "system", "content": "You triage accounts-payable email. Reply in JSON."},
+                {"role": "user", "content": "Invoice INV-2026-0042 from Acme GmbH, EUR 1.234,56, due 2026-12-31. \u00e9\u00e8 \u4e2d\u6587 " * 7}]
+    tools = [{"type": "function", "function": {"name": "lookup", "description": "Look a vendor up.",
+                                               "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}]
+    for tool_list in (None, tools):
+        assert counter.prompt(messages, tool_list) == litellm.token_counter(model=bare, messages=messages, tools=tool_list)
+    assert counter.text("{\"labels\": [1, 2, 3]}") == litellm.token_counter(model=bare, text="{\"labels\": [1, 2, 3]}")

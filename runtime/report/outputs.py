@@ -35,7 +35,7 @@ from lrc.runtime.report import aggregate as agg
 from lrc.runtime.report.ratecard import PARTIAL_NOTE, rate_card_markdown
 
 COMPONENT_ID = "lrc.analysis"
-COMPONENT_VERSION = 4
+COMPONENT_VERSION = 5
 
 TRACE_FORMAT = 1
 
@@ -84,6 +84,23 @@ def _put(path: Path, data: bytes) -> None:
 
 def _dump(path: Path, value: Any) -> None:
     _put(path, (boundedjson.dumps(value, sort_keys=True, indent=2, ensure_ascii=False, default=str) + "\n").encode("utf-8"))
+
+
+def _compact(value: Any) -> str:
+    return boundedjson.dumps(value, sort_keys=True, ensure_ascii=False, default=str, separators=(", ", ": "))
+
+
+def _dump_run(path: Path, value: dict[str, Any]) -> None:
+    """A run's manifest, trace or evaluation: one line per top-level key, each value on its line.
+
+    Why not `indent=2` like summary.json: Python encodes indented JSON in pure Python, and
+    three files per run made it ~1 ms of CPU per run (issue 11 §4); compact values go through
+    the C encoder. The file is still read a section per line (`jq` or any JSON tool
+    re-indents it), and it is the same JSON document, keys sorted, byte-reproducible."""
+    if not value or not all(isinstance(k, str) for k in value):
+        return _dump(path, value)
+    lines = ",\n".join(f"  {_compact(k)}: {_compact(v)}" for k, v in sorted(value.items()))
+    _put(path, ("{\n" + lines + "\n}\n").encode("utf-8"))
 
 
 def _write_text(path: Path, text: str) -> None:
@@ -428,7 +445,7 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
         code_refs = sorted({workload["spec"]["dataset"]["generator"], plan["systems"][system_ref]["spec"]["implementation"],
                             *(c["check"] for c in workload["spec"]["grading"]["checks"]),
                             *([use["tools"]["implementation"]] if use.get("tools") else [])})
-        _dump(folder / "manifest.json", {
+        _dump_run(folder / "manifest.json", {
             "trace_format": TRACE_FORMAT,
             "plan_digest": lock["root_digest"], "edition": plan["edition"]["ref"],
             "task_id": spec.item_id, "workload": {"ref": spec.workload, "digest": workload["digest"]},
@@ -449,7 +466,7 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
                                        for o in map(_reused, calls) if o}.values(), key=lambda o: (o["plan"], o["run"]))}
                if any(c.get("reused") for c in calls) else {}),
         })
-        _dump(folder / "trace.json", {
+        _dump_run(folder / "trace.json", {
             "trace_format": TRACE_FORMAT,
             "messages": run["transcript"],
             "calls": [{"step": c["step"], "request_digest": c["request"], "finish_reason": c["response"]["finish_reason"],
@@ -460,7 +477,7 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
             "stop": {"outcome": run["outcome"], "steps": run["steps"], "submitted_through_tool": run["submitted"]},
             "cost_usd": decimal_str(cost),
         })
-        _dump(folder / "evaluation.json", {
+        _dump_run(folder / "evaluation.json", {
             "trace_format": TRACE_FORMAT,
             "validators": evaluation["results"],
             "verdict": evaluation["verdict"],

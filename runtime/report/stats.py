@@ -3,17 +3,19 @@
 Cells hold n = 15 items, where CLT intervals are badly wrong (benchmark-method-anchors §7),
 so pass rates get Wilson score intervals, qualification may be read as a Jeffreys posterior
 probability, and CPO -- a ratio of sums -- gets a cluster bootstrap over items. Everything
-is stdlib-only and deterministic: money stays Decimal under a fixed context, and the bootstrap
-draws from the counter-based `Stream`, never `random`, so reports are byte-reproducible.
+is stdlib-only and deterministic: money stays Decimal under a fixed context (summed exactly,
+as integers of its smallest unit), and the bootstrap draws from a SHAKE-256 stream named by
+(seed, n), never `random`, so reports are byte-reproducible on every machine.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
+import sys
+from array import array
 from decimal import Context, Decimal, ROUND_HALF_EVEN
 from functools import lru_cache
-
-from lrc.runtime.checks.rng import Stream
 
 Z95 = 1.959963984540054
 #: Fixed arithmetic context for money ratios, so results never depend on a caller's context.
@@ -52,6 +54,39 @@ def cpo(total_cost: Decimal, successes: int) -> Decimal | None:
     return MONEY_CONTEXT.divide(total_cost, Decimal(successes))
 
 
+#: 64-bit words per SHAKE-256 block of the bootstrap stream (512 KiB): one C call per block.
+_BLOCK_WORDS = 65536
+
+
+def uniform_indices(seed: str, n: int, count: int) -> list[int]:
+    """`count` uniform integers in [0, n), reproducible from (seed, n) alone.
+
+    Block b of the stream is SHAKE-256(key || b as 8 big-endian bytes), read as 64-bit
+    big-endian words; a word at or above the largest multiple of n below 2**64 is rejected
+    (so every index is exactly uniform) and the others are taken mod n, in order. Why not the
+    generators' `Stream`: it spends one SHA-256 call per draw, and a cell of 1,050 items with
+    1,000 replicates needs a million draws -- ~2 ms of CPU per run in the report (issue 11 §4);
+    one XOF call per 65,536 draws costs ~0.1 ms per thousand. Draws depend on nothing but
+    (seed, n) and how many were taken before: the first k of `count` draws are the k draws.
+    """
+    if n <= 0:
+        raise ValueError("uniform_indices needs n > 0")
+    if count < 0:
+        raise ValueError("uniform_indices needs count >= 0")
+    key = hashlib.sha256("\x1f".join([seed, "cpo-bootstrap", str(n)]).encode("utf-8")).digest()
+    limit = (1 << 64) - ((1 << 64) % n)
+    out: list[int] = []
+    block = 0
+    while len(out) < count:
+        words = array("Q", hashlib.shake_256(key + block.to_bytes(8, "big")).digest(8 * _BLOCK_WORDS))
+        if sys.byteorder == "little":
+            words.byteswap()  # the stream's words are big-endian on every machine
+        out.extend(w % n for w in words if w < limit)
+        block += 1
+    del out[count:]
+    return out
+
+
 @lru_cache(maxsize=64)
 def _resamples(seed: str, n: int, replicates: int) -> tuple[tuple[int, ...], ...]:
     """Item indices for each replicate; depends only on (seed, n, replicates).
@@ -59,9 +94,24 @@ def _resamples(seed: str, n: int, replicates: int) -> tuple[tuple[int, ...], ...
     Cells of one workload that share a seed and n resample the same items, which makes
     cross-cell comparisons (agentic vs single-shot) paired rather than independent.
     """
-    stream = Stream(seed, "cpo-bootstrap", n)
-    draws = stream.below_many(n, n * replicates)  # the same draws, in the same order, as n x replicates below(n)
+    draws = uniform_indices(seed, n, n * replicates)
     return tuple(tuple(draws[r * n:(r + 1) * n]) for r in range(replicates))
+
+
+def _scaled(values: list[Decimal]) -> tuple[list[int], int]:
+    """(each value x 10**scale as an exact integer, scale): the fewest decimal places that hold
+    every value, so sums of resampled costs are integer sums -- exact, and fast."""
+    scale = 0
+    for v in values:
+        if not v.is_finite():
+            raise ValueError(f"a cost must be a finite Decimal, got {v}")
+        scale = max(scale, -v.as_tuple().exponent)
+    out = []
+    for v in values:
+        sign, digits, exponent = v.as_tuple()
+        whole = int("".join(map(str, digits)) or "0") * 10 ** (exponent + scale)
+        out.append(-whole if sign else whole)
+    return out, scale
 
 
 def _percentile(sorted_values: list[Decimal], q: Decimal) -> Decimal:
@@ -96,10 +146,12 @@ def bootstrap_cpo(
         # Every replicate has zero successes: CPO is infinite in all of them.
         return {"low": None, "high": None, "p_no_success": 1.0, "replicates": replicates}
     values: list[Decimal] = []
+    units, scale = _scaled(item_costs)
+    unit_at, successes_at = units.__getitem__, list(item_successes).__getitem__
     for draw in _resamples(seed, n, replicates):
-        successes = sum(item_successes[i] for i in draw)
+        successes = sum(map(successes_at, draw))
         if successes:
-            cost = sum((item_costs[i] for i in draw), Decimal(0))
+            cost = Decimal(f"{sum(map(unit_at, draw))}E-{scale}")  # exact: the sum of the resampled costs
             values.append(MONEY_CONTEXT.divide(cost, Decimal(successes)))
     p_no_success = (replicates - len(values)) / replicates
     if not values:
