@@ -34,6 +34,7 @@ MAX_FORMULA_CHARS = 2_000
 BLOCKED_FUNCTIONS = frozenset({"WEBSERVICE", "FILTERXML", "RTD", "CALL", "REGISTER", "REGISTER.ID", "EXEC", "HYPERLINK",
                                "IMAGE", "STOCKHISTORY", "INDIRECT"})
 _SHEET_REF = re.compile(r"^(?P<sheet>'(?:[^']|'')+'|[^'!]+)!(?P<ref>.+)$")
+_STRING = re.compile(r'"(?:[^"]|"")*"')
 _PART = re.compile(r"^(?P<cd>\$?)(?P<col>[A-Za-z]{1,3})?(?P<rd>\$?)(?P<row>[0-9]{1,7})?$")
 
 
@@ -44,7 +45,9 @@ class FormulaRefused(ValueError):
 def _tokens(text: str) -> list[Token]:
     try:
         return Tokenizer(text).items
-    except (TokenizerError, ValueError, IndexError) as exc:
+    except IndexError:  # the tokenizer pops a closing parenthesis that was never opened
+        raise FormulaRefused("the formula's parentheses do not balance") from None
+    except (TokenizerError, ValueError) as exc:
         raise FormulaRefused(f"the formula does not parse ({exc})") from None
 
 
@@ -60,6 +63,8 @@ def check(text: object) -> str:
         raise FormulaRefused("the formula contains a control character")
     if text.startswith("={") or text.startswith("=="):
         raise FormulaRefused("array and doubled formulas are not written; write a plain formula")
+    if "|" in _STRING.sub('""', text):
+        raise FormulaRefused("'|' (a DDE link) is not allowed in a formula")
     depth = 0
     for token in _tokens(text):
         if token.type == Token.OPERAND and token.subtype == Token.TEXT:
