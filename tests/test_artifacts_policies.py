@@ -162,3 +162,29 @@ def test_the_toolbox_oracle_gets_the_task_oracles_verdict_on_another_seed(kind, 
     verdict = lambda files: {r["id"]: (r["status"], r["location"]) for r in  # noqa: E731
                              validators.run_all(task.checks, Submission(task.inputs, files))}
     assert verdict(tb.outputs()) == verdict({**task.inputs, task.output: task.oracle})
+
+
+def test_the_differ_edits_slide_text_and_chart_data_through_the_toolbox(made, tmp_path):
+    from pptx import Presentation
+
+    from lrc.runtime.artifacts.deterministic import presentation_bytes
+
+    task = made["refresh-deck-table"]
+    prs = Presentation(io.BytesIO(task.inputs[tasks.DECK]))
+    prs.slides[3].shapes.title.text_frame.text = "Commentary\vand outlook"
+    prs.slides[3].placeholders[1].text_frame.text = "One line now."
+    chart = next(s for s in prs.slides[2].shapes if s.has_chart).chart
+    from pptx.chart.data import CategoryChartData
+
+    data = CategoryChartData(number_format="#,##0.00")
+    data.categories = ["Q1", "Q2", "Q3", "Q4"]
+    data.add_series("Revenue", [1.5, 2.5, 3.5, 4.5])
+    data.add_series("Gross profit", [1, 2, 3, 4])
+    chart.replace_data(data)
+    wanted = presentation_bytes(prs)
+    plan = differ.plan(task.inputs[tasks.DECK], wanted, tasks.DECK)
+    assert plan.uncovered == [] and sorted(name for name, _ in plan.edits) == ["edit_slide_text", "edit_slide_text", "set_chart_data"]
+    twin = SimpleNamespace(inputs=task.inputs, output=tasks.DECK, oracle=wanted)
+    tb, outcomes = policies.run("oracle", twin, tmp_path)
+    assert [o.content for o in outcomes if o.is_error] == []
+    assert differ.plan(tb.outputs()[tasks.DECK], wanted, tasks.DECK).edits == []

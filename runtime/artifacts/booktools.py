@@ -72,7 +72,8 @@ def _sheet(wb, name: Any):
     return wb[name]
 
 
-def _quote(sheet: str) -> str:
+def quote(sheet: str) -> str:
+    """A sheet name as a reference writes it (quoted when it is not a plain name)."""
     return sheet if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", sheet) else "'" + sheet.replace("'", "''") + "'"
 
 
@@ -174,7 +175,7 @@ def write_cells(wb, args: Mapping[str, Any], session: Session) -> str:
     changed = 0
     for sheet, coord, write, new, fmt, bold, source in plans:
         c = wb[sheet][coord]
-        where = f"{_quote(sheet)}!{coord}"
+        where = f"{quote(sheet)}!{coord}"
         before, before_style = content(c), style(c)
         if write:
             c.value = new
@@ -226,7 +227,7 @@ def set_defined_name(wb, args: Mapping[str, Any], session: Session) -> str:
     check_reach(r1, c1, "refers_to", session.limits)
     if old is None and len(wb.defined_names) >= session.limits.max_names:
         raise ToolError(f"the workbook already holds {session.limits.max_names} defined names")
-    new_text = f"{_quote(plain)}!{ref}"
+    new_text = f"{quote(plain)}!{ref}"
     wb.defined_names[name] = DefinedName(name, attr_text=new_text)
     if new_text != old_text:
         session.record("set_defined_name", f'name "{name}"', old_text, new_text)
@@ -281,8 +282,8 @@ def _insert(wb, args: Mapping[str, Any], session: Session, axis: str) -> str:
     else:
         check_reach(1, ws.max_column + count, f"{ws.title} after the insertion", limits)
     (ws.insert_rows if axis == "row" else ws.insert_cols)(at, count)
-    where = (f"{_quote(ws.title)}!{at}:{at + count - 1}" if axis == "row"
-             else f"{_quote(ws.title)}!{get_column_letter(at)}:{get_column_letter(at + count - 1)}")
+    where = (f"{quote(ws.title)}!{at}:{at + count - 1}" if axis == "row"
+             else f"{quote(ws.title)}!{get_column_letter(at)}:{get_column_letter(at + count - 1)}")
     session.record(tool, where, None, f"{count} {'row' if axis == 'row' else 'column'}(s) inserted")
     shifted = 0
     for sheet in wb.worksheets:
@@ -291,7 +292,7 @@ def _insert(wb, args: Mapping[str, Any], session: Session, axis: str) -> str:
                 if c.data_type == "f" and isinstance(c.value, str):
                     new = formulatext.shift(c.value, sheet.title, ws.title, axis, at, count)
                     if new != c.value:
-                        session.record(tool, f"{_quote(sheet.title)}!{c.coordinate}", c.value, new)
+                        session.record(tool, f"{quote(sheet.title)}!{c.coordinate}", c.value, new)
                         c.value = new
                         shifted += 1
     names = 0

@@ -102,7 +102,9 @@ def set_text(frame, text: str) -> None:
         if i < len(paragraphs):
             p = paragraphs[i]
             runs = list(p.runs)
-            if runs:
+            if "\v" in line:  # a line break inside the paragraph: python-pptx writes <a:br/>, runs restart
+                p.text = line
+            elif runs:
                 runs[0].text = line
                 for r in runs[1:]:
                     r._r.getparent().remove(r._r)
@@ -118,8 +120,9 @@ def set_text(frame, text: str) -> None:
 
 def _text(args: Mapping[str, Any], session: Session) -> str:
     text = string(args["text"], "text", session.limits.max_text_chars, empty=True)
-    if any(ord(ch) < 32 and ch not in "\n\t" for ch in text):
-        raise ToolError("text may contain line breaks and tabs but no other control characters")
+    if any(ord(ch) < 32 and ch not in "\n\t\v" for ch in text):
+        raise ToolError("text may contain line breaks (\\n between paragraphs, \\v inside one) and tabs, "
+                        "but no other control characters")
     return text
 
 

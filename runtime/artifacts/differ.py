@@ -39,6 +39,7 @@ from typing import Any
 from openpyxl.utils import get_column_letter
 
 from lrc.runtime.artifacts import decktools, safezip
+from lrc.runtime.artifacts.booktools import quote
 from lrc.runtime.artifacts.toolargs import Limits
 
 Call = tuple[str, dict[str, Any]]
@@ -48,12 +49,6 @@ Call = tuple[str, dict[str, Any]]
 class Plan:
     edits: list[Call] = field(default_factory=list)  # one unit each; write_cells with a single entry
     uncovered: list[str] = field(default_factory=list)
-
-
-def _quote(sheet: str) -> str:
-    import re
-
-    return sheet if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", sheet) else "'" + sheet.replace("'", "''") + "'"
 
 
 # -- workbooks ----------------------------------------------------------------------------------
@@ -80,7 +75,7 @@ def _used(ws) -> set[tuple[int, int]]:
 
 
 def _cell_entry(sheet: str, coord: str, cell, plan: Plan) -> dict[str, Any] | None:
-    where = f"{_quote(sheet)}!{coord}"
+    where = f"{quote(sheet)}!{coord}"
     v = cell.value
     if cell.data_type == "f" and isinstance(v, str):
         return {"cell": where, "formula": v}
@@ -135,7 +130,7 @@ def _book_plan(given: bytes, wanted: bytes, file: str, plan: Plan) -> None:
         new = wb1[sheet].cell(row, col)
         coord = f"{get_column_letter(col)}{row}"
         old = wb0[sheet].cell(row, col) if sheet in wb0.sheetnames else None
-        entry: dict[str, Any] | None = {"cell": f"{_quote(sheet)}!{coord}"}
+        entry: dict[str, Any] | None = {"cell": f"{quote(sheet)}!{coord}"}
         if old is None or _content(old) != _content(new):
             entry = _cell_entry(sheet, coord, new, plan)
             if entry is None:
@@ -145,7 +140,7 @@ def _book_plan(given: bytes, wanted: bytes, file: str, plan: Plan) -> None:
             if source is not None:
                 entry["style_from"] = source
             elif not _simple_style(old, new, entry):
-                plan.uncovered.append(f"{_quote(sheet)}!{coord}: its style (beyond number format and bold) has no "
+                plan.uncovered.append(f"{quote(sheet)}!{coord}: its style (beyond number format and bold) has no "
                                       "input cell to copy it from")
         if len(entry) > 1:
             plan.edits.append(("write_cells", {"file": file, "cells": [entry]}))
@@ -199,7 +194,7 @@ def _source(sources, key: tuple, sheet: str, row: int, col: int) -> str | None:
     same_row = [s for s in found if s[0] == sheet and s[1] == row and s[2] < col]
     same_sheet = [s for s in found if s[0] == sheet]
     best = max(same_row, key=lambda s: s[2]) if same_row else (same_sheet[0] if same_sheet else found[0])
-    return f"{_quote(best[0])}!{get_column_letter(best[2])}{best[1]}"
+    return f"{quote(best[0])}!{get_column_letter(best[2])}{best[1]}"
 
 
 def _sheet_layout(ws0, ws1, file: str, plan: Plan) -> None:
