@@ -11,7 +11,12 @@ needs five things no other part of lrc has, each a module here:
 - `recalc`: openpyxl never computes a formula, so a workbook is recalculated before its
   numbers are judged;
 - `validators`: the eight deterministic validator families, returning the project's
-  validator result shape (`lrc.runtime.checks.results`).
+  validator result shape (`lrc.runtime.checks.results`);
+- `toolbox` (with `runfolder`, `toolargs`, `formulatext`, `booktools`, `decktools`,
+  `toolschemas`): the agent's sandboxed tools over a private copy of a task's files, every
+  change recorded for the trace;
+- `differ` and `policies`: the tool calls of the reference models (`lrc/oracle`, `lrc/null`,
+  `lrc/baseline`) on a task, derived from its input and oracle artifact.
 
 Nothing in the runtime imports this package yet: wiring it into task specs, the lock and
 `lrc execute` is the next step of issue 13.

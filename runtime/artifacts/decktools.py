@@ -1,0 +1,201 @@
+"""The deck tools of the artifact toolbox: read and edit a python-pptx Presentation in memory.
+
+Why a module of its own: a deck task is judged on editable objects — a table stays a table,
+a chart stays a chart with its data range, a layout is never swapped — so the tools edit
+objects in place and offer nothing that replaces one: text goes into an existing text frame
+(the first run of each paragraph keeps its formatting), a table cell's text into that cell,
+and chart data into the chart's own data (python-pptx `replace_data`, which rewrites the
+chart's embedded workbook and its caches and keeps the chart's type and formatting). There is
+no tool to add, delete or move a shape or slide.
+
+Slides, table rows and columns are numbered from 1, as a person reads them; locations read
+`slide 2/Key figures/r2c3`. Each tool is `fn(prs, args, session) -> str`; a refused call
+raises `ToolError` and changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping
+
+from lrc.runtime.artifacts.booktools import Session
+from lrc.runtime.artifacts.toolargs import ToolError, integer, items, number, only, string
+
+_CHART_NS = "{http://schemas.openxmlformats.org/drawingml/2006/chart}"
+
+
+def kind(shape) -> str:
+    """The kind the validators see (views / preservation): chart, table, placeholder, ..."""
+    if getattr(shape, "has_chart", False) and shape.has_chart:
+        return "chart"
+    if getattr(shape, "has_table", False) and shape.has_table:
+        return "table"
+    if shape.is_placeholder:
+        return "placeholder"
+    return str(shape.shape_type).split(".")[-1].split(" ")[0].lower() if shape.shape_type is not None else "shape"
+
+
+def _slide(prs, args: Mapping[str, Any]):
+    slides = list(prs.slides)
+    n = integer(args["slide"], "slide", 1, max(1, len(slides)))
+    if n > len(slides):
+        raise ToolError("the deck has no slides")
+    return n, slides[n - 1]
+
+
+def _shape(slide, n: int, name: Any):
+    name = string(name, "shape", 200)
+    for shape in slide.shapes:
+        if shape.name == name:
+            return shape
+    names = ", ".join(repr(s.name) for s in slide.shapes)
+    raise ToolError(f"slide {n} has no shape {name!r}; its shapes are {names}")
+
+
+def title(slide) -> str:
+    shape = slide.shapes.title
+    return shape.text_frame.text if shape is not None and shape.has_text_frame else ""
+
+
+def chart_data(chart) -> dict[str, Any]:
+    """Categories and series (name, values) of a category chart, as JSON-able values."""
+    plot = chart.plots[0]
+    categories = [str(c) for c in plot.categories]
+    series = [{"name": s.name, "values": [None if v is None else float(v) for v in s.values]}
+              for p in chart.plots for s in p.series]
+    return {"type": str(chart.chart_type).split(" ")[0], "categories": categories, "series": series}
+
+
+def _describe(shape) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": shape.name, "kind": kind(shape)}
+    k = out["kind"]
+    if k == "table":
+        out["table"] = [[c.text for c in row.cells] for row in shape.table.rows]
+    elif k == "chart":
+        out["chart"] = chart_data(shape.chart)
+    elif getattr(shape, "has_text_frame", False) and shape.has_text_frame:
+        out["text"] = shape.text_frame.text
+    return out
+
+
+def list_slides(prs, args: Mapping[str, Any], session: Session) -> str:
+    only(args, "list_slides", ("file",))
+    slides = [{"slide": n, "layout": s.slide_layout.name, "title": title(s),
+               "shapes": [{"name": sh.name, "kind": kind(sh)} for sh in s.shapes]}
+              for n, s in enumerate(prs.slides, start=1)]
+    return json.dumps({"slides": slides}, ensure_ascii=False)
+
+
+def read_slide(prs, args: Mapping[str, Any], session: Session) -> str:
+    only(args, "read_slide", ("file", "slide"))
+    n, slide = _slide(prs, args)
+    return json.dumps({"slide": n, "layout": slide.slide_layout.name, "shapes": [_describe(s) for s in slide.shapes]},
+                      ensure_ascii=False)
+
+
+def set_text(frame, text: str) -> None:
+    """Replace a text frame's text, one paragraph per line, keeping the formatting of each
+    paragraph's first run (python-pptx's `text_frame.text = ...` would drop it)."""
+    lines = text.split("\n")
+    paragraphs = list(frame.paragraphs)
+    for i, line in enumerate(lines):
+        if i < len(paragraphs):
+            p = paragraphs[i]
+            runs = list(p.runs)
+            if "\v" in line:  # a line break inside the paragraph: python-pptx writes <a:br/>, runs restart
+                p.text = line
+            elif runs:
+                runs[0].text = line
+                for r in runs[1:]:
+                    r._r.getparent().remove(r._r)
+                for br in p._p.findall("{http://schemas.openxmlformats.org/drawingml/2006/main}br"):
+                    p._p.remove(br)
+            else:
+                p.text = line
+        else:
+            frame.add_paragraph().text = line
+    for p in paragraphs[len(lines):]:
+        p._p.getparent().remove(p._p)
+
+
+def _text(args: Mapping[str, Any], session: Session) -> str:
+    text = string(args["text"], "text", session.limits.max_text_chars, empty=True)
+    if any(ord(ch) < 32 and ch not in "\n\t\v" for ch in text):
+        raise ToolError("text may contain line breaks (\\n between paragraphs, \\v inside one) and tabs, "
+                        "but no other control characters")
+    return text
+
+
+def edit_slide_text(prs, args: Mapping[str, Any], session: Session) -> str:
+    only(args, "edit_slide_text", ("file", "slide", "shape", "text"))
+    n, slide = _slide(prs, args)
+    shape = _shape(slide, n, args["shape"])
+    if kind(shape) in ("table", "chart") or not getattr(shape, "has_text_frame", False) or not shape.has_text_frame:
+        raise ToolError(f"{shape.name!r} on slide {n} is a {kind(shape)} without its own text: use edit_table_cell or set_chart_data")
+    text = _text(args, session)
+    old = shape.text_frame.text
+    set_text(shape.text_frame, text)
+    if shape.text_frame.text != old:
+        session.record("edit_slide_text", f"slide {n}/{shape.name}", old, shape.text_frame.text)
+    return f"slide {n}/{shape.name} now reads {shape.text_frame.text[:200]!r}"
+
+
+def edit_table_cell(prs, args: Mapping[str, Any], session: Session) -> str:
+    only(args, "edit_table_cell", ("file", "slide", "shape", "row", "column", "text"))
+    n, slide = _slide(prs, args)
+    shape = _shape(slide, n, args["shape"])
+    if kind(shape) != "table":
+        raise ToolError(f"{shape.name!r} on slide {n} is a {kind(shape)}, not a table")
+    table = shape.table
+    r = integer(args["row"], "row", 1, len(table.rows))
+    c = integer(args["column"], "column", 1, len(table.columns))
+    text = _text(args, session)
+    cell = table.cell(r - 1, c - 1)
+    old = cell.text
+    set_text(cell.text_frame, text)
+    if cell.text != old:
+        session.record("edit_table_cell", f"slide {n}/{shape.name}/r{r}c{c}", old, cell.text)
+    return f"slide {n}/{shape.name}/r{r}c{c} now reads {cell.text[:200]!r}"
+
+
+def _number_format(chart) -> str:
+    codes = [e.text for e in chart._chartSpace.iter(f"{_CHART_NS}numCache") for e in e.iter(f"{_CHART_NS}formatCode")]
+    return codes[0] if codes and codes[0] else "General"
+
+
+def set_chart_data(prs, args: Mapping[str, Any], session: Session) -> str:
+    """New categories and series values for an existing category chart, which stays the same
+    chart (type, formatting, position) with its data in its own embedded workbook."""
+    only(args, "set_chart_data", ("file", "slide", "shape", "categories", "series"))
+    from pptx.chart.data import CategoryChartData
+    from pptx.enum.chart import XL_CHART_TYPE
+
+    n, slide = _slide(prs, args)
+    shape = _shape(slide, n, args["shape"])
+    if kind(shape) != "chart":
+        raise ToolError(f"{shape.name!r} on slide {n} is a {kind(shape)}, not a chart")
+    chart = shape.chart
+    if chart.chart_type in (XL_CHART_TYPE.XY_SCATTER, XL_CHART_TYPE.BUBBLE) or "XY_SCATTER" in str(chart.chart_type) \
+            or "BUBBLE" in str(chart.chart_type):
+        raise ToolError("only category charts (column, bar, line, pie, area) take new data here")
+    limits = session.limits
+    categories = [string(c, f"categories[{i}]", 100) for i, c in enumerate(items(args["categories"], "categories", limits.max_categories))]
+    data = CategoryChartData(number_format=_number_format(chart))
+    data.categories = categories
+    for i, s in enumerate(items(args["series"], "series", limits.max_series)):
+        if not isinstance(s, Mapping):
+            raise ToolError(f"series[{i}] must be an object with name and values")
+        only(s, f"series[{i}]", ("name", "values"))
+        values = s["values"]
+        if not isinstance(values, list) or len(values) != len(categories):
+            raise ToolError(f"series[{i}].values must be a list of {len(categories)} numbers (one per category) or nulls")
+        data.add_series(string(s["name"], f"series[{i}].name", 100),
+                        [None if v is None else float(number(v, f"series[{i}].values[{j}]")) for j, v in enumerate(values)])
+    old = chart_data(chart)
+    chart.replace_data(data)
+    new = chart_data(chart)
+    if new != old:
+        session.record("set_chart_data", f"slide {n}/{shape.name}/data",
+                       {"categories": old["categories"], "series": old["series"]},
+                       {"categories": new["categories"], "series": new["series"]})
+    return f"slide {n}/{shape.name} now charts {len(new['series'])} series over {len(new['categories'])} categories"
