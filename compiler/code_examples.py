@@ -230,6 +230,29 @@ COMPONENT_VERSION = "1"     # must be an integer literal
 
 lrc reports:
   runtime/workloads/example/generator.py:2:1: error[LRC3009]: COMPONENT_VERSION must be a positive integer literal""",
+    "LRC3010": """\
+# specs/tasks/fa.fix-sign/task.yaml
+checks:
+  - validator: fa.unchanged-outsde
+    failure_category: unexpected-change
+
+lrc reports:
+  specs/tasks/fa.fix-sign/task.yaml:24:16: error[LRC3010]: unknown validator 'fa.unchanged-outsde'
+    at /checks/1/validator
+    hint: did you mean 'fa.unchanged-outside'?""",
+    "LRC3011": """\
+# specs/tasks/fa.fix-sign/task.yaml
+checks:
+  - validator: fa.unchanged-outside
+    params: {file: modle.xlsx, regions: ["IS!C7:F7"]}
+
+lrc reports:
+  specs/tasks/fa.fix-sign/task.yaml:25:13: error[LRC3011]: fa.unchanged-outside params: Additional properties are not allowed ('regions' was unexpected)
+    at /checks/1/params
+    hint: see the parameters of fa.unchanged-outside in lrc.runtime.lock.artifact_validators
+  specs/tasks/fa.fix-sign/task.yaml:25:20: error[LRC3011]: fa.unchanged-outside param file names 'modle.xlsx', which is not a file of this task
+    at /checks/1/params/file
+    hint: did you mean 'model.xlsx'?""",
     "LRC3020": r"""\
 # specs/workloads/triage.ap-inbox/workload.yaml
   item_schema:
@@ -593,6 +616,37 @@ lrc reports:
   specs/editions/2026-12.yaml:52:10: error[LRC6113]: the judge openai/gpt-4.1 is of the family of openai/gpt-5 (under evaluation) and the edition fixes no second judge
     at /judge/model
     hint: add judge.second_model: <a model of another family>, priced like every model (seed §5.4)""",
+    "LRC6114": """\
+# specs/tasks/fa.fix-sign/task.yaml
+objective: >-
+  One expense in the income statement of model.xlsx carries the wrong sign. Correct that
+  formula so it reads =-Inputs!E6, as in expected/model.xlsx.
+checks:
+  - validator: fa.formula-presence
+    params: {file: model.xlsx, cells: [{sheet: IS, row: Operating expenses, pattern: "=-Inputs!{c}6"}]}
+
+lrc reports:
+  specs/tasks/fa.fix-sign/task.yaml:14:12: error[LRC6114]: the objective names the file 'expected/model.xlsx', which is not one of the task's inputs or its output
+    at /objective
+    hint: name only the files the agent receives and the one it hands back; the expected artifact is never shown (seed 000, inclusion rule 5)
+  specs/tasks/fa.fix-sign/task.yaml:14:12: error[LRC6114]: the objective spells out '=-Inputs!{c}6', the expected content held by fa.formula-presence
+    at /objective
+    note: at /checks/0/params/cells/0/pattern
+    hint: describe the change to make, never the expected result (seed 000, inclusion rule 5)""",
+    "LRC6115": """\
+# specs/tasks/fa.fix-sign/task.yaml
+checks:
+  - validator: fa.conventions
+  - validator: fa.unchanged-outside
+failure_modes:
+  - id: sign-left-wrong
+    description: the expense is still shown positive
+    observed_by: [fa.identities]      # a validator this task does not run
+
+lrc reports:
+  specs/tasks/fa.fix-sign/task.yaml:31:3: error[LRC6115]: no failure mode is observable by the task's checks
+    at /failure_modes
+    hint: name in observed_by a validator the task runs (fa.conventions, fa.unchanged-outside) for at least one failure mode (seed 000, inclusion rule 3)""",
     "LRC7001": """\
 $ lrc compile --check      # after editing generated/demo/plan.lock by hand, or a spec without recompiling
 

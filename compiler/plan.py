@@ -8,6 +8,7 @@ the seed commitment (never a held-out seed), and the templating settings.
 
 from __future__ import annotations
 
+import base64
 import copy
 from typing import Any
 
@@ -21,6 +22,8 @@ from lrc.compiler.resolve import (
     Graph,
     Spec,
 )
+from lrc.compiler.tasks import input_name, read_checked_in
+from lrc.runtime.lock import tasks as lock_tasks
 from lrc.runtime.lock.canonical import digest_bytes
 from lrc.runtime.lock.codeprint import CodePrint, Component
 from lrc.runtime.lock.templating import SETTINGS
@@ -53,6 +56,24 @@ def _component_entry(comp: Component, printed: CodePrint) -> dict[str, Any]:
 
 def _resolved(spec: Spec) -> dict[str, Any]:
     return {"ref": spec.ref, "digest": spec_digest(spec), "source": spec.doc.path, "spec": spec.normalized}
+
+
+def _task(task: Spec, prints: dict[str, CodePrint]) -> dict[str, Any]:
+    """A task's lock entry (lrc.runtime.lock.tasks): inputs with their origin, the validators'
+    fingerprint, and the task hash the edition publishes (seed 000, run procedure step 1)."""
+    spec = task.normalized
+    inputs = []
+    for i, artifact in enumerate(spec["input_artifacts"]):
+        entry = {"name": input_name(artifact), "media_type": artifact["media_type"], "sanitization": artifact["sanitization"]}
+        if "generator" in artifact:
+            entry.update(origin="generated", generator=artifact["generator"], fingerprint=prints[artifact["generator"]].fingerprint)
+        else:
+            raw = read_checked_in(task, i)
+            entry.update(origin="checked-in", source=task.doc.path.rsplit("/", 1)[0] + "/" + artifact["file"],
+                         sha256=artifact["sha256"], size=artifact["size"], content_base64=base64.b64encode(raw).decode("ascii"))
+        inputs.append(entry)
+    validators = {"ref": spec["validators"], "fingerprint": prints[spec["validators"]].fingerprint}
+    return lock_tasks.task_entry(task.ref, spec_digest(task), task.doc.path, spec, inputs, validators)
 
 
 def seed_section(edition: Spec) -> dict[str, Any]:
@@ -115,11 +136,13 @@ def build_plan(edition: Spec, graph: Graph, prompts: dict[str, dict], prints: di
     tasks = {ref: graph.by_ref("task", ref) for ref in task_refs}
     rubric_refs |= {t.data["review_rubric"] for t in tasks.values()}
     for task in tasks.values():
-        code_refs.update(c["check"] for c in task.data["checks"])
+        code_refs.add(task.data["validators"])
+        code_refs.update(a["generator"] for a in task.data["input_artifacts"] if "generator" in a)
     if rubric_refs:
         extra["rubrics"] = {ref: _resolved(graph.by_ref("rubric", ref)) for ref in sorted(rubric_refs)}
     if tasks:
-        extra["tasks"] = {ref: _resolved(t) for ref, t in sorted(tasks.items())}
+        extra["tasks"] = {ref: _task(t, prints) for ref, t in sorted(tasks.items())}
+        extra["splits"] = lock_tasks.split_section(extra["tasks"])
     if data.get("taxonomy"):
         extra["taxonomy"] = _resolved(graph.by_ref("taxonomy", data["taxonomy"]))
     return {

@@ -20,8 +20,8 @@ from lrc.compiler.defaults import apply_defaults
 from lrc.compiler.diagnostics import Diagnostics, pointer_of
 from lrc.compiler.load import SURROGATE, SourceDoc, decode_text, read_capped
 from lrc.compiler.refs import did_you_mean, make_ref, parse_ref
-from lrc.compiler import schemacheck
-from lrc.runtime.lock.canonical import digest as digest_value, digest_text
+from lrc.compiler import schemacheck, tasks
+from lrc.runtime.lock.canonical import digest as digest_value
 from lrc.runtime.lock.codeprint import Component
 from lrc.runtime.lock.safe_regex import SUBJECT_LIMIT
 
@@ -291,7 +291,7 @@ class Resolver:
         elif spec.kind == "workload":
             self._workload_local(spec)
         elif spec.kind == "task":
-            self._task_local(spec)
+            tasks.local(self, spec)  # compiler/tasks.py: artifacts hashed as bytes, checks, inclusion rules 3 and 5
         else:
             spec.normalized = spec.data
 
@@ -303,9 +303,7 @@ class Resolver:
         elif spec.kind == "workload":
             self._workload_refs(graph, spec)
         elif spec.kind == "task":
-            for i, _ in enumerate(spec.data["checks"]):
-                self._code_ref(spec, ("checks", i, "check"))
-            self._spec_ref(graph, spec, ("review_rubric",), "rubric")
+            tasks.refs(self, graph, spec)
         elif spec.kind == "edition":
             self._edition(graph, spec)
 
@@ -323,15 +321,6 @@ class Resolver:
                 self.diags.error("LRC6109", f"the answer format does not require a score for: {', '.join(missing)}",
                                  **spec.at("answer_format", "schema"), hint="add each criterion id to properties and required")
         spec.normalized = data
-
-    def _task_local(self, spec: Spec) -> None:
-        data = spec.data
-        norm = json.loads(json.dumps(data))
-        found = self._file(spec, ("input_artifact", "file"))
-        if found:
-            norm["input_artifact"]["sha256"] = digest_text("task-artifact", found[1])
-            norm["input_artifact"].pop("file", None)
-        spec.normalized = norm
 
     def _standard_for(self, graph: Graph) -> Spec | None:
         standards = list(graph.specs["standard"].values())

@@ -34,7 +34,7 @@ def test_a_task_that_was_ever_dev_never_enters_a_test_split(tmp_path: Path):
     case = BAD / "dev-task-in-test-split"
     shutil.copytree(case / "specs/tasks", root / "specs/tasks", dirs_exist_ok=True)
     assert not compile_project(root).diagnostics.has_errors  # v1, split dev, in no edition: recorded
-    task = root / "specs/tasks/fa-rollforward.yaml"
+    task = root / "specs/tasks/fa-rollforward/task.yaml"
     task.write_text(task.read_text().replace("split: dev", "split: test").replace("version: 1", "version: 2"))
     shutil.copy(case / "specs/editions/reliability.yaml", root / "specs/editions/reliability.yaml")
     edition = root / "specs/editions/reliability.yaml"
@@ -67,7 +67,7 @@ def test_a_judged_edition_locks_its_rubric_and_a_task_edition_its_tasks_and_taxo
     judged = root / "specs/editions/judged.yaml"
     judged.write_text(judged.read_text().replace('spot_check_rate: "0.10"', 'spot_check_rate: "0.20"'))
     shutil.copytree(BAD / "unknown-failure-category/specs/tasks", root / "specs/tasks", dirs_exist_ok=True)
-    task = root / "specs/tasks/fa-rollforward.yaml"
+    task = root / "specs/tasks/fa-rollforward/task.yaml"
     task.write_text(task.read_text().replace("financial-incorectness", "financial-incorrectness"))
     shutil.copy(BAD / "dev-task-in-test-split/specs/editions/reliability.yaml", root / "specs/editions/reliability.yaml")
     rel = root / "specs/editions/reliability.yaml"
@@ -80,7 +80,8 @@ def test_a_judged_edition_locks_its_rubric_and_a_task_edition_its_tasks_and_taxo
     rplan = result.locks["reliability"]["plan"]
     assert list(rplan["tasks"]) == ["fa-rollforward.v1"] and rplan["taxonomy"]["ref"] == "failure-taxonomy.v1"
     assert "artifact-review.v1" in rplan["rubrics"]
-    assert re.fullmatch(r"sha256:[0-9a-f]{64}", rplan["tasks"]["fa-rollforward.v1"]["spec"]["input_artifact"]["sha256"])
+    assert re.fullmatch(r"sha256:[0-9a-f]{64}", rplan["tasks"]["fa-rollforward.v1"]["spec"]["input_artifacts"][0]["sha256"])
+    assert rplan["splits"]["test_hashes"] == {"fa-rollforward.v1": rplan["tasks"]["fa-rollforward.v1"]["task_hash"]}
     schema = json.loads((REPO / "schemas/lock.schema.json").read_text())
     from jsonschema import Draft202012Validator
 

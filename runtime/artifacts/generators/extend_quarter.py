@@ -1,0 +1,14 @@
+"""The `extend-quarter` task kind (runtime/artifacts/tasks.py) as the versioned generator `lrc.task.extend-quarter`."""
+
+from __future__ import annotations
+
+from lrc.runtime.artifacts import tasks
+from lrc.runtime.artifacts.generators import base
+
+COMPONENT_ID = "lrc.task.extend-quarter"
+COMPONENT_VERSION = 1
+KIND = "extend-quarter"
+
+
+def generate(seed: str, task_id: str) -> tasks.Task:
+    return base.generate(KIND, seed, task_id)
