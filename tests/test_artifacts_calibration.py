@@ -120,3 +120,16 @@ def test_generation_is_byte_identical_for_a_seed_and_differs_across_seeds(made, 
 def test_an_unknown_kind_is_refused_with_the_known_ones():
     with pytest.raises(KeyError, match="extend-quarter"):
         tasks.make("no-such-kind", SEED)
+
+
+def test_every_function_the_tasks_use_is_one_the_engine_evaluates(made):
+    from lrc.runtime.artifacts import recalc, safezip
+
+    used: set[str] = set()
+    for task in made.values():
+        for data in (*task.inputs.values(), task.oracle, task.baseline):
+            wb = safezip.open_workbook(data)[0] if b"xl/workbook.xml" in data else None
+            for ws in (wb.worksheets if wb is not None else []):
+                used |= {fn for row in ws.iter_rows() for c in row if c.data_type == "f" for fn in recalc.functions_used(c.value)}
+    assert used == {"ABS", "IF", "ROUND", "SUM"}
+    assert used <= recalc.supported_functions()

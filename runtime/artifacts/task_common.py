@@ -89,7 +89,7 @@ def formula_check(cells: list[tuple[str, str]], columns: Any = "periods") -> dic
 
 
 def with_formula_check(checks: list[dict[str, Any]], check: dict[str, Any]) -> list[dict[str, Any]]:
-    """`checks` with the formula check in family order (after references... as the first four kinds do)."""
+    """`checks` with the formula check third, after identities and roll-forwards, where the first four kinds put it."""
     return [*checks[:2], check, *checks[2:]]
 
 
