@@ -147,7 +147,7 @@ def fix_dcf(seed: str) -> Task:
     add_dcf(half, a, overrides={9: WRONG_TERMINAL})
     region = [f"DCF!C6:{LAST}6", "DCF!C9"]
     return Task("fix-dcf", seed,
-                "The DCF sheet overstates nothing obvious, yet two of its formulas are wrong: one in the discounting and "
+                "Two rows of the DCF sheet carry a wrong formula: one in the discounting and "
                 "one in the terminal value. The periods are quarters and the rates on Inputs are annual. Correct the "
                 "faulty formulas (every cell of a faulty row) and change nothing else.",
                 {MODEL: workbook_bytes(given)}, MODEL, workbook_bytes(done), dcf_checks(a, region), workbook_bytes(half))
