@@ -74,3 +74,20 @@ def test_string_literals_are_not_function_calls():
 def test_an_engine_failure_is_a_failure_value():
     got = recalc.recalculate(b"PK\x03\x04 not a workbook")
     assert got.failure.startswith("the recalculation engine") and not got.ok
+
+
+def test_perturbing_the_wacc_moves_the_dcf_as_its_sensitivity_grid_predicts():
+    from lrc.runtime.artifacts import kinds_dcf, tasks
+
+    task = tasks.make("add-sensitivity-table", "canary")
+    data = task.oracle
+    wb = opened(data)
+    base = recalc.recalculate(data, wb)
+    wacc = kinds_dcf.rates("canary")[0]
+    moved = recalc.recalculate(data, wb, overrides={("Inputs", kinds_dcf.WACC_CELL): wacc + Decimal("0.01")})
+    assert base.ok and moved.ok
+    ev, ev_moved = base.values[("DCF", "C11")], moved.values[("DCF", "C11")]
+    assert ev_moved < ev  # a dearer capital, a lower value
+    assert base.values[("Sensitivity", "E7")] == ev  # the grid's centre is the DCF's case
+    assert abs(ev_moved - base.values[("Sensitivity", "E8")]) <= Decimal("0.005")  # one row down is WACC + 1%
+    assert moved.values[("DCF", "C4")] == base.values[("DCF", "C4")]  # cash flows do not depend on the WACC

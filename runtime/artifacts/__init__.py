@@ -7,9 +7,10 @@ needs five things no other part of lrc has, each a module here:
   macros, hostile XML, external links) before openpyxl or python-pptx reads a byte of it;
 - `deterministic`: the generated inputs and oracle artifacts are byte-identical for a seed;
 - `model` and `deck`: the seeded input artifacts (a three-statement model with roll-forward
-  schedules, a board deck) and the task kinds with their oracle artifacts;
+  schedules, a board deck); `tasks` (with `kinds_*`) the task kinds with their oracle and
+  baseline artifacts, `tasks.make(kind, seed)` the one entry point;
 - `recalc`: openpyxl never computes a formula, so a workbook is recalculated before its
-  numbers are judged;
+  numbers are judged, within the limits of `recalc_worker` (an agent's workbook is hostile);
 - `validators`: the eight deterministic validator families, returning the project's
   validator result shape (`lrc.runtime.checks.results`);
 - `toolbox` (with `runfolder`, `toolargs`, `formulatext`, `booktools`, `decktools`,

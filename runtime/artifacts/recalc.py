@@ -21,6 +21,11 @@ function the generators use (SUM, ROUND, unary minus, + - *, cross-sheet referen
 turned into a Decimal by its shortest repr and rounded to 9 decimal places (float noise such as
 278.44999999999993 becomes 278.45); validators then compare at their declared tolerance.
 
+Hostile books. An agent's workbook is untrusted, so the engine never runs in the grading
+process unbounded: `recalc_worker.scan` refuses a book whose formulas are too many, too long,
+too deep or cover too many cells, and the engine runs in a forked worker with memory, CPU and
+wall-clock limits (`recalc_worker.Limits`); either refusal is a `Recalc.failure`.
+
 Fail closed. A formula using a function the engine does not implement, a workbook the engine
 cannot load, or a calculation that raises gives `Recalc.unsupported` entries / `Recalc.failure`,
 and validators turn those into `status: "error"` — never a pass. Excel error values the
@@ -38,6 +43,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
+
+from lrc.runtime.artifacts import recalc_worker
 
 ENGINE = "formulas"
 ENGINE_VERSION = "1.3.4"
@@ -102,12 +109,53 @@ def _number(x: Any) -> Any:
     return text
 
 
-def recalculate(data: bytes, wb=None, overrides: dict[tuple[str, str], Any] | None = None) -> Recalc:
+def _encode(value: Any) -> list:
+    """A recalculated value as JSON the worker can send: [tag, text]."""
+    if isinstance(value, XlError):
+        return ["e", value.code]
+    if isinstance(value, Decimal):
+        return ["d", str(value)]
+    if isinstance(value, bool):
+        return ["b", value]
+    return ["n", None] if value is None else ["s", str(value)]
+
+
+def _decode(tag: str, text: Any) -> Any:
+    return {"e": lambda: XlError(text) if text in ERROR_CODES else XlError("#VALUE!"), "d": lambda: Decimal(text),
+            "b": lambda: bool(text), "n": lambda: None, "s": lambda: str(text)}.get(tag, lambda: None)()
+
+
+def _engine(path: Path, sheet_names: dict[str, str], overrides: dict[tuple[str, str], Any]) -> list[list]:
+    """Runs in the limited worker: load, calculate, and every single cell's value, encoded."""
+    import formulas
+
+    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+        xl = formulas.ExcelModel().loads(str(path)).finish()
+        inputs = {f"'[book.xlsx]{sheet.upper()}'!{coord}": float(v) for (sheet, coord), v in overrides.items()}
+        solution = xl.calculate(inputs=inputs) if inputs else xl.calculate()
+    out = []
+    for key, ranges in solution.items():
+        m = _KEY.match(key)
+        if m is None:
+            continue  # a range or a defined name, not a single cell
+        sheet = sheet_names.get(m.group(1).upper(), m.group(1))
+        value = getattr(ranges, "value", ranges)
+        try:
+            value = value[0, 0] if hasattr(value, "shape") else value
+        except (IndexError, TypeError):
+            pass
+        out.append([sheet, m.group(2), *_encode(_number(value))])
+    return out
+
+
+def recalculate(data: bytes, wb=None, overrides: dict[tuple[str, str], Any] | None = None,
+                limits: recalc_worker.Limits = recalc_worker.LIMITS) -> Recalc:
     """Recalculate the xlsx `data` (already passed through `safezip.inspect`).
 
     `wb` is the openpyxl workbook of the same bytes (formulas, not values), used to find
-    unsupported functions before the engine runs; `overrides` sets input cells first
-    (a perturbation: (sheet, coordinate) -> number)."""
+    unsupported functions and to bound the work (`recalc_worker.scan`) before the engine
+    runs; `overrides` sets input cells first (a perturbation: (sheet, coordinate) -> number).
+    The engine itself runs in a worker limited by `limits` (memory, CPU, wall clock)."""
     out = Recalc()
     if wb is not None:
         known = supported_functions()
@@ -119,31 +167,25 @@ def recalculate(data: bytes, wb=None, overrides: dict[tuple[str, str], Any] | No
                             out.unsupported.append((ws.title, cell.coordinate, fn))
         if out.unsupported:
             return out
+        too_big = recalc_worker.scan(wb, limits)
+        if too_big:
+            out.failure = f"the workbook was not recalculated: {too_big}"
+            return out
         sheet_names = {ws.title.upper(): ws.title for ws in wb.worksheets}
     else:
         sheet_names = {}
     try:
-        import formulas
-
-        with tempfile.TemporaryDirectory(prefix="lrc-recalc-") as tmp, contextlib.redirect_stderr(io.StringIO()), \
-                contextlib.redirect_stdout(io.StringIO()):
-            path = Path(tmp) / "book.xlsx"
-            path.write_bytes(data)
-            xl = formulas.ExcelModel().loads(str(path)).finish()
-            inputs = {f"'[book.xlsx]{sheet.upper()}'!{coord}": float(v) for (sheet, coord), v in (overrides or {}).items()}
-            solution = xl.calculate(inputs=inputs) if inputs else xl.calculate()
-    except Exception as exc:  # noqa: BLE001 - the engine failing is "cannot verify", reported, never raised
-        out.failure = f"the recalculation engine ({ENGINE} {ENGINE_VERSION}) failed: {type(exc).__name__}: {exc}"
+        import formulas  # noqa: F401 - imported here so the forked worker inherits it
+    except Exception as exc:  # noqa: BLE001
+        out.failure = f"the recalculation engine ({ENGINE} {ENGINE_VERSION}) cannot be imported: {exc}"
         return out
-    for key, ranges in solution.items():
-        m = _KEY.match(key)
-        if m is None:
-            continue  # a range or a defined name, not a single cell
-        sheet = sheet_names.get(m.group(1).upper(), m.group(1))
-        value = getattr(ranges, "value", ranges)
-        try:
-            value = value[0, 0] if hasattr(value, "shape") else value
-        except (IndexError, TypeError):
-            pass
-        out.values[(sheet, m.group(2))] = _number(value)
+    with tempfile.TemporaryDirectory(prefix="lrc-recalc-") as tmp:
+        path = Path(tmp) / "book.xlsx"
+        path.write_bytes(data)
+        cells, why = recalc_worker.run_limited(lambda: _engine(path, sheet_names, dict(overrides or {})), limits)
+    if why:
+        out.failure = f"the recalculation engine ({ENGINE} {ENGINE_VERSION}) failed: {why}"
+        return out
+    for sheet, coord, tag, text in cells:
+        out.values[(str(sheet), str(coord))] = _decode(tag, text)
     return out

@@ -12,66 +12,36 @@ id + params, the shape a task spec's `checks` will carry) with the permitted reg
 | fix-sign | model.xlsx with one operating-expense formula of the wrong sign | correct that sign, nothing else | the one cell |
 | refresh-deck-table | model.xlsx after a late accrual, deck.pptx built before it | refresh the deck's key-figures table from the model | slide 2's table |
 
-The null output (the input handed back) fails each kind's checks; the oracle passes all of
-them (tests/test_artifacts_calibration.py).
+Their baselines (lrc/baseline's partial job): extend-quarter leaves the defined names over the
+old quarters; fix-cash-flow and fix-sign type the right number over the faulty formula;
+refresh-deck-table retypes the net-income row only.
+
+The other kinds live in their own modules, each with its table: `kinds_schedules`
+(roll-debt-forward, roll-fixed-assets-forward, roll-deferred-revenue-forward), `kinds_dcf`
+(build-dcf, fix-dcf, add-sensitivity-table, budget-vs-actual), `kinds_repairs`
+(fix-broken-reference, restore-defined-name, fix-period-header-order, fix-units) and
+`kinds_deck` (refresh-deck-chart, refresh-deck-text, add-required-slide). `make(kind, seed)`
+is the one entry point for all of them; a task spec names a kind `lrc.task.<kind>`.
+
+The null output (the input handed back) fails each kind's checks, the baseline fails some and
+passes others, the oracle passes all of them (tests/test_artifacts_calibration.py).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
 
-from lrc.runtime.artifacts import deck, model
+from openpyxl.workbook.defined_name import DefinedName
+
+from lrc.runtime.artifacts import deck, kinds_dcf, kinds_deck, kinds_repairs, kinds_schedules, model
 from lrc.runtime.artifacts.deterministic import presentation_bytes, workbook_bytes
+from lrc.runtime.artifacts.task_common import (
+    DECK, MODEL, STATEMENT_SHEETS, Task, balance_checks as _balance_checks, formula_check as _formula_check,
+    label as _label, load_deck,
+)
 from lrc.runtime.checks.rng import Stream
 
-MODEL, DECK = "model.xlsx", "deck.pptx"
-KINDS = ("extend-quarter", "fix-cash-flow", "fix-sign", "refresh-deck-table")
-STATEMENT_SHEETS = tuple(model.STATEMENTS)
-
-
-@dataclass(frozen=True)
-class Task:
-    kind: str
-    seed: str
-    objective: str
-    inputs: dict[str, bytes]
-    output: str  # the file the agent hands back
-    oracle: bytes  # the expected content of `output`
-    checks: list[dict[str, Any]]
-
-
-def _balance_checks(periods: list[str], region: list[str], names: list[str], extends: bool = False) -> list[dict[str, Any]]:
-    """The workbook checks every model task declares (with the task's region)."""
-    rows = {sheet: [label for _, label, _ in lines] for sheet, lines in model.STATEMENTS.items()}
-    rows["Inputs"] = [label for _, label, _, _ in model.INPUT_ROWS]
-    return [
-        {"validator": "fa.identities", "params": {
-            "file": MODEL,
-            "balance": {"sheet": "BS", "assets": "Total assets", "liabilities_equity": "Total liabilities and equity"},
-            "cash": {"sheet": "CF", "net_change": "Net change in cash", "closing": "Closing cash", "balance_sheet": "BS", "cash": "Cash"}}},
-        {"validator": "fa.rollforward", "params": {"file": MODEL, "schedules": [
-            {"sheet": "FixedAssets", "opening": "Opening", "additions": ["Additions"], "reductions": ["Disposals", "Depreciation"],
-             "closing": "Closing", "summary": {"sheet": "BS", "row": "Fixed assets, net"}},
-            {"sheet": "Debt", "opening": "Opening", "additions": ["Drawdowns"], "reductions": ["Repayments"],
-             "closing": "Closing", "summary": {"sheet": "BS", "row": "Debt"}},
-            {"sheet": "DeferredRevenue", "opening": "Opening", "additions": ["Billings"], "reductions": ["Recognised"],
-             "closing": "Closing", "summary": {"sheet": "BS", "row": "Deferred revenue"}}]}},
-        {"validator": "fa.reference-integrity", "params": {"file": MODEL, "names": {
-            **{n: {"sheet": s, "row": _label(s, r)} for n, (s, r) in sorted(model.NAMED_ROWS.items())},
-            "TaxRate": {"cell": "!".join(model.TAX_RATE_CELL)}}}},
-        {"validator": "fa.required-parts", "params": {"file": MODEL, "sheets": list(model.SHEETS), "rows": rows}},
-        {"validator": "fa.conventions", "params": {"file": MODEL, "unit": model.UNIT, "sheets": list(model.SHEETS),
-                                                   "expense_rows": {s: list(v) for s, v in model.EXPENSE_ROWS.items()},
-                                                   "periods": periods}},
-        {"validator": "fa.preservation", "params": {"file": MODEL, "region": region, "extends": extends}},
-        {"validator": "fa.unchanged-outside", "params": {"file": MODEL, "region": region, "names": names}},
-    ]
-
-
-def _label(sheet: str, row: int) -> str:
-    return next(label for r, label, _ in model.STATEMENTS[sheet] if r == row)
-
+__all__ = ["DECK", "KINDS", "MODEL", "Task", "make"]
 
 # The key formulas a model must keep: totals, links and the roll-forward closings
 # (not every line, so a planted value elsewhere is seen by the family that owns it).
@@ -82,20 +52,15 @@ KEY_FORMULAS = (
 )
 
 
-def _pattern(sheet: str, label: str) -> str:
-    return next(t for _, l, t in model.STATEMENTS[sheet] if l == label)
-
-
-def _formula_check(cells: list[tuple[str, str]], columns: Any = "periods") -> dict[str, Any]:
-    return {"validator": "fa.formula-presence", "params": {"file": MODEL, "cells": [
-        {"sheet": s, "row": label, "columns": columns, "pattern": _pattern(s, label)} for s, label in cells]}}
-
-
 def extend_quarter(seed: str) -> Task:
     a = model.assumptions(seed, 5)
     new = model.col(4)
     given = workbook_bytes(model.build(a, statement_periods=4))
     oracle = workbook_bytes(model.build(a))
+    # baseline: every statement extended, the defined names left over the four old quarters
+    half = model.build(a)
+    for name, (sheet, row) in sorted(model.NAMED_ROWS.items()):
+        half.defined_names[name] = DefinedName(name, attr_text=f"{sheet}!${model.col(0)}${row}:${model.col(3)}${row}")
     region = [f"{s}!{new}:{new}" for s in STATEMENT_SHEETS]
     checks = _balance_checks(list(a.periods), region, sorted(model.NAMED_ROWS), extends=True)
     checks.insert(2, _formula_check(list(KEY_FORMULAS), [new]))
@@ -103,7 +68,7 @@ def extend_quarter(seed: str) -> Task:
                 f"Extend the model by one quarter ({a.periods[4]}): add it to every statement and schedule with the same "
                 f"formulas as the quarters before, using the assumptions already in Inputs column {new}, and extend the "
                 "defined names over the new quarter. Change nothing else.",
-                {MODEL: given}, MODEL, oracle, checks)
+                {MODEL: given}, MODEL, oracle, checks, workbook_bytes(half))
 
 
 def fix_cash_flow(seed: str) -> Task:
@@ -118,7 +83,15 @@ def fix_cash_flow(seed: str) -> Task:
                 "The cash-flow statement does not tie to the balance sheet's change in cash in one quarter. Find the "
                 "error in the cash-flow statement and repair its formula so the statements tie; change nothing outside "
                 "the cash-flow statement.",
-                {MODEL: workbook_bytes(model.build(broken))}, MODEL, workbook_bytes(model.build(a)), checks)
+                {MODEL: workbook_bytes(model.build(broken))}, MODEL, workbook_bytes(model.build(a)), checks,
+                _plugged(a, "CF", f"{c}8"))
+
+
+def _plugged(a: model.Assumptions, sheet: str, coord: str) -> bytes:
+    """The baseline's repair: the right number typed over the cell (the totals tie, the formula is gone)."""
+    wb = model.build(a)
+    wb[sheet][coord] = model.reference_values(a)[(sheet, coord)]
+    return workbook_bytes(wb)
 
 
 def fix_sign(seed: str) -> Task:
@@ -132,7 +105,8 @@ def fix_sign(seed: str) -> Task:
     return Task("fix-sign", seed,
                 "One expense in the income statement carries the wrong sign. Correct that one formula and touch "
                 "nothing else.",
-                {MODEL: workbook_bytes(model.build(broken))}, MODEL, workbook_bytes(model.build(a)), checks)
+                {MODEL: workbook_bytes(model.build(broken))}, MODEL, workbook_bytes(model.build(a)), checks,
+                _plugged(a, "IS", f"{c}7"))
 
 
 def refresh_deck_table(seed: str) -> Task:
@@ -157,12 +131,28 @@ def refresh_deck_table(seed: str) -> Task:
                 f"A late accrual was booked in {before.periods[3]} after the board deck was made. Refresh the deck's "
                 "key-figures table from the model so every figure matches it; keep the table an editable table and "
                 "change nothing else in the deck.",
-                {MODEL: workbook_bytes(model.build(after)), DECK: stale}, DECK, fresh, checks)
+                {MODEL: workbook_bytes(model.build(after)), DECK: stale}, DECK, fresh, checks, _half_refreshed(stale, after))
+
+
+def _half_refreshed(stale: bytes, after: model.Assumptions) -> bytes:
+    """The baseline's refresh: the net-income row retyped, the rows it feeds left stale."""
+    prs = load_deck(stale)
+    values = model.reference_values(after)
+    table = next(s for s in prs.slides[1].shapes if s.name == deck.TABLE_SHAPE).table
+    i = next(k for k, (text, _, _) in enumerate(deck.TABLE_ROWS, start=1) if text == "Net income")
+    for j in range(len(after.periods)):
+        table.cell(i, j + 1).text_frame.paragraphs[0].runs[0].text = deck.figure_text(values[("IS", f"{model.col(j)}13")])
+    return presentation_bytes(prs)
 
 
 MAKERS = {"extend-quarter": extend_quarter, "fix-cash-flow": fix_cash_flow, "fix-sign": fix_sign,
-          "refresh-deck-table": refresh_deck_table}
+          "refresh-deck-table": refresh_deck_table,
+          **kinds_schedules.MAKERS, **kinds_dcf.MAKERS, **kinds_repairs.MAKERS, **kinds_deck.MAKERS}
+KINDS = tuple(MAKERS)
 
 
 def make(kind: str, seed: str) -> Task:
+    """The one entry point: task `kind` (a task spec's `lrc.task.<kind>`) made from `seed`."""
+    if kind not in MAKERS:
+        raise KeyError(f"unknown task kind {kind!r} (known: {', '.join(KINDS)})")
     return MAKERS[kind](seed)

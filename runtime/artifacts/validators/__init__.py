@@ -8,14 +8,14 @@ the model); `run(check, submission)` runs one declared check `{"validator": id, 
 
 | family | id | reads |
 |---|---|---|
-| 1 identities | fa.identities | A = L + E per period; cash-flow net change = Δ balance-sheet cash; closing cash = balance-sheet cash |
-| 2 reconciliation | fa.rollforward, fa.summary-ties | opening + additions − reductions = closing, opening = previous closing, the summary row takes the closing; a deck table's figures = the model's |
+| 1 identities | fa.identities | A = L + E per period; cash-flow net change = Δ balance-sheet cash; closing cash = balance-sheet cash; declared ties (a valuation's total = the sum of its parts) |
+| 2 reconciliation | fa.rollforward, fa.summary-ties | opening + additions − reductions = closing, opening = previous closing, the summary row takes the closing; a deck table's figures, a chart's points, a text's quoted figures = the model's |
 | 3 formulas | fa.formula-presence | a required cell is a formula of the declared shape, not a pasted value |
 | 4 references | fa.reference-integrity | after recalculation no #REF!/#DIV/0!/#NAME?/#VALUE!/…; defined names resolve and cover every period |
 | 5 existence | fa.required-parts | required sheets, row labels, slides (by title) and the objects on them |
 | 6 conventions | fa.conventions | the unit line, the expense sign, the period headers (the declared ones, consecutive quarters) |
 | 7 preservation | fa.preservation | sheets and styles kept (a new period column takes its neighbour's number format); in a deck, layouts and masters unchanged, a chart stays a chart with its data range, a table stays a table |
-| 8 change | fa.unchanged-outside | every cell's value, formula and style, every defined name, and every slide shape, outside the permitted region, equal to the input |
+| 8 change | fa.unchanged-outside | every cell's value, formula and style, every defined name, and every slide shape, outside the permitted region, equal to the input (a whole sheet, or `{"new_slide": title}`, in the region may be new) |
 
 One finding, one family. Families do not report what another family owns, so a planted fault
 fails exactly one validator (tests/test_artifacts_calibration.py): a missing sheet or slide is

@@ -7,8 +7,11 @@ import re
 from decimal import Decimal
 from typing import Any
 
+from openpyxl.utils import get_column_letter, range_boundaries
+
 from lrc.runtime.artifacts import model
-from lrc.runtime.artifacts.views import DeckView, Submission, money, previous
+from lrc.runtime.artifacts.deck import figure_text
+from lrc.runtime.artifacts.views import DeckView, Submission, as_decimal, money, previous
 from lrc.runtime.artifacts.validators.common import (
     DEFAULT_TOLERANCE, Finding, Undecidable, open_book, close, open_deck, number, reading_order, period_columns, row_of,
 )
@@ -16,11 +19,18 @@ from lrc.runtime.artifacts.validators.common import (
 
 # -- 1. identities ----------------------------------------------------------------------------
 
-def identities(sub: Submission, *, file: str, tolerance: str = DEFAULT_TOLERANCE,
-               balance: dict[str, str], cash: dict[str, str]) -> list[Finding]:
+def identities(sub: Submission, *, file: str, tolerance: str = DEFAULT_TOLERANCE, balance: dict[str, str] | None = None,
+               cash: dict[str, str] | None = None, ties: list[dict[str, Any]] = ()) -> list[Finding]:
+    """The balance-sheet and cash identities per period, and declared single-cell ties
+    (`{"cell": "DCF!C11", "equals": ["DCF!C7:F7", "DCF!C10"]}`: a cell is the sum of
+    cells and ranges, a leading "-" subtracting one): a valuation's total is the sum of its parts."""
+    if (balance is None) != (cash is None) or (balance is None and not ties):
+        raise TypeError("fa.identities declares nothing to check: give balance and cash, or ties")  # an error, never a pass
     book = open_book(sub, file)
     tol = Decimal(tolerance)
-    findings: list[Finding] = []
+    findings: list[Finding] = _ties(book, ties, tol, tolerance)
+    if balance is None or cash is None:
+        return sorted(findings, key=lambda f: reading_order(f[0]))
     bs = balance["sheet"]
     assets, le = row_of(book, bs, balance["assets"]), row_of(book, bs, balance["liabilities_equity"])
     if assets is None or le is None:
@@ -51,6 +61,33 @@ def identities(sub: Submission, *, file: str, tolerance: str = DEFAULT_TOLERANCE
                              f"closing cash = {cash_bs}!{c}{cash_row} (within {tolerance})",
                              f"closing cash differs from the balance sheet's cash in {c}"))
     return sorted(findings, key=lambda f: reading_order(f[0]))
+
+
+def _cells(ref: str) -> list[tuple[str, str]]:
+    sheet, _, area = ref.partition("!")
+    min_col, min_row, max_col, max_row = range_boundaries(area.replace("$", ""))
+    return [(sheet, f"{get_column_letter(c)}{r}") for r in range(min_row, max_row + 1) for c in range(min_col, max_col + 1)]
+
+
+def _ties(book, ties: list[dict[str, Any]], tol: Decimal, tolerance: str) -> list[Finding]:
+    findings: list[Finding] = []
+    for tie in ties:
+        sheet, _, coord = tie["cell"].partition("!")
+        if not book.has(sheet):
+            findings.append((tie["cell"], None, tie["equals"], f"{tie['cell']}: the sheet {sheet} is missing"))
+            continue
+        total: Decimal | None = Decimal(0)
+        for term in tie["equals"]:
+            sign = -1 if term.startswith("-") else 1
+            for s2, c2 in _cells(term.lstrip("-")):
+                v = number(book, s2, c2) if book.has(s2) else None
+                total = None if v is None or total is None else total + sign * v
+        got = number(book, sheet, coord)
+        if not close(got, total, tol):
+            findings.append((tie["cell"], {"value": money(got), "sum_of_parts": money(total)},
+                             f"= {' + '.join(tie['equals'])} (within {tolerance})",
+                             f"{tie['cell']} is {money(got)}, not the sum of its parts {money(total)}"))
+    return findings
 
 
 # -- 2. reconciliation ------------------------------------------------------------------------
@@ -108,13 +145,21 @@ def parse_figure(text: str) -> Decimal | None:
 
 
 def summary_ties(sub: Submission, *, file: str, model_file: str, slide: int, shape: str,
-                 rows: list[dict[str, str]], tolerance: str = DEFAULT_TOLERANCE) -> list[Finding]:
+                 rows: list[dict[str, str]] = (), series: list[dict[str, str]] = (), figures: list[dict[str, str]] = (),
+                 tolerance: str = DEFAULT_TOLERANCE) -> list[Finding]:
+    """A deck object shows the model's numbers: a table's `rows`, a chart's `series` (point by
+    point, categories matched to the model's period headers), or `figures` quoted in a text
+    shape (each as the model formats it, `1,234.50`)."""
     deck = open_deck(sub, file)
     book = open_book(sub, model_file, side="input")
     tol = Decimal(tolerance)
     where = f'slide {slide}/shape "{shape}"'
     slides = deck.slides()
     frame = DeckView.shape(slides[slide - 1], shape) if 0 < slide <= len(slides) else None
+    if series:
+        return _chart_ties(book, frame, where, series, model_file, tol)
+    if figures:
+        return _text_ties(book, frame, where, figures)
     if frame is None or not getattr(frame, "has_table", False):
         return [(where, None, "a table", "the table to tie is not there (fa.required-parts / fa.preservation say why)")]
     table = frame.table
@@ -141,6 +186,54 @@ def summary_ties(sub: Submission, *, file: str, model_file: str, slide: int, sha
                 findings.append((f'{where}/cell r{i + 1}c{j + 1} ("{spec["label"]}", "{period}")',
                                  {"shown": text, "model": money(source)}, f"= {model_file} {sheet}!{letter}{model_row}",
                                  f"the deck shows {text!r} for {spec['label']} {period}; the model computes {money(source)}"))
+    return findings
+
+
+def _model_number(book, spec: dict[str, str]) -> dict[str, tuple[str, Decimal | None]]:
+    """period header -> (model cell, value) for the model row `spec` names."""
+    model_row = row_of(book, spec["sheet"], spec["row"])
+    if model_row is None:
+        raise Undecidable(f"the model has no row {spec['row']!r} on {spec['sheet']}")
+    return {str(period): (f"{spec['sheet']}!{letter}{model_row}", number(book, spec["sheet"], f"{letter}{model_row}"))
+            for letter, period in book.periods(spec["sheet"])}
+
+
+def _chart_ties(book, frame, where: str, series: list[dict[str, str]], model_file: str, tol: Decimal) -> list[Finding]:
+    if frame is None or not getattr(frame, "has_chart", False):
+        return [(where, None, "a chart", "the chart to tie is not there (fa.required-parts / fa.preservation say why)")]
+    plot = frame.chart.plots[0] if frame.chart.plots else None
+    shown = {s.name: s for s in plot.series} if plot is not None else {}
+    categories = [str(c) for c in plot.categories] if plot is not None else []
+    findings: list[Finding] = []
+    for spec in series:
+        source = _model_number(book, spec)
+        s = shown.get(spec["label"])
+        if s is None:
+            findings.append((f'{where}/series "{spec["label"]}"', sorted(shown), spec["label"], f"the chart has no series {spec['label']!r}"))
+            continue
+        values = list(s.values)
+        for period, (cell, value) in source.items():
+            j = categories.index(period) if period in categories else None
+            point = as_decimal(values[j]) if j is not None and j < len(values) else None
+            if not close(point, value, tol):
+                findings.append((f'{where}/series "{spec["label"]}"/point "{period}"', {"shown": money(point), "model": money(value)},
+                                 f"= {model_file} {cell}", f"the chart shows {money(point)} for {spec['label']} {period}; the model computes {money(value)}"))
+    return findings
+
+
+def _text_ties(book, frame, where: str, figures: list[dict[str, str]]) -> list[Finding]:
+    if frame is None or not getattr(frame, "has_text_frame", False) or not frame.has_text_frame:
+        return [(where, None, "a text shape", "the text to tie is not there (fa.required-parts says why)")]
+    text = frame.text_frame.text
+    findings: list[Finding] = []
+    for spec in figures:
+        cell, value = _model_number(book, spec).get(spec["period"], (None, None))
+        if value is None:
+            raise Undecidable(f"the model has no value for {spec['row']!r} in {spec['period']}")
+        want = figure_text(value)
+        if want not in text:
+            findings.append((f'{where}/figure "{spec["row"]} {spec["period"]}"', text, f"mentions {want} (= {cell})",
+                             f"the text does not quote {spec['row']} {spec['period']} as the model computes it ({want})"))
     return findings
 
 

@@ -139,8 +139,9 @@ def unchanged_outside(sub: Submission, *, file: str, region: list[Any] = (), nam
     out, before = open_book(sub, file), open_book(sub, file, side="input")
     cells = _region_cells([r for r in region if isinstance(r, str)])
     findings: list[Finding] = []
+    whole = {r for r in region if isinstance(r, str) and "!" not in r}  # a whole sheet: it may be new
     for sheet in out.wb.sheetnames:
-        if sheet not in before.wb.sheetnames:
+        if sheet not in before.wb.sheetnames and sheet not in whole:
             findings.append((f"sheet {sheet}", "added", "no new sheets", f"a sheet {sheet} was added outside the permitted region"))
     for sheet in before.wb.sheetnames:
         if sheet not in out.wb.sheetnames:
@@ -180,11 +181,12 @@ def _shape_content(shape) -> tuple:
 
 def _deck_unchanged(sub: Submission, file: str, region: list[Any]) -> list[Finding]:
     out, before = open_deck(sub, file), open_deck(sub, file, side="input")
-    allowed = {(r["slide"], r["shape"]) for r in region if isinstance(r, dict)}
+    allowed = {(r["slide"], r["shape"]) for r in region if isinstance(r, dict) and "shape" in r}
+    new_titles = [r["new_slide"] for r in region if isinstance(r, dict) and "new_slide" in r]  # a slide the task adds
     findings: list[Finding] = []
     then_ids = {s.slide_id for s in before.slides()}
     for n, slide in enumerate(out.slides(), start=1):
-        if slide.slide_id not in then_ids:
+        if slide.slide_id not in then_ids and not any(t in DeckView.title(slide) for t in new_titles):
             findings.append((f"slide {n}", "added", "no new slides", f"slide {n} was added outside the permitted region"))
     by_id = {s.slide_id: (i, s) for i, s in enumerate(out.slides(), start=1)}
     for m, slide0 in enumerate(before.slides(), start=1):

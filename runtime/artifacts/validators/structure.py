@@ -31,7 +31,7 @@ def formula_presence(sub: Submission, *, file: str, cells: list[dict[str, Any]])
         columns = period_columns(book, sheet) if spec.get("columns", "periods") == "periods" else spec["columns"]
         for c in columns:
             cell = book.wb[sheet][f"{c}{r}"]
-            expected = spec["pattern"].format(c=c, p=previous(c))
+            expected = spec["pattern"].format(c=c, p=previous(c), r=r)  # {r}: the row, for grids and templates
             location = f"{sheet}!{c}{r}"
             if cell.data_type != "f" or not isinstance(cell.value, str):
                 what = "is empty" if cell.value is None else "holds a value, not a formula"
