@@ -3,7 +3,8 @@
 The plan holds resolved specs with their digests, prompt templates with digests and sample
 renders, tool definitions in the OpenAI function format litellm speaks, the code
 fingerprints the runtime must match, models with sampling parameters and frozen prices,
-the seed commitment (never a held-out seed), and the templating settings.
+the seed commitment (never a held-out seed), the templating settings, and the edition's
+reliability tasks with their inputs, task hashes and split manifest (lrc.runtime.lock.tasks).
 """
 
 from __future__ import annotations

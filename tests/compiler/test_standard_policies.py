@@ -104,7 +104,9 @@ def test_a_lower_standard_cap_refuses_systems_above_it(tmp_path: Path):
     root = _copy(tmp_path)
     _edit(root / "specs/standard/ledgerrate.yaml", "max_agentic_steps: 25", "max_agentic_steps: 20")
     found = _diags(compile_project(root, cache=False), "LRC6111")
-    assert sorted(d.path for d in found) == ["specs/systems/agentic.yaml", "specs/systems/direct.yaml", "specs/systems/orchestrated.yaml"]
+    systems = ["specs/systems/agentic.yaml", "specs/systems/direct.yaml", "specs/systems/orchestrated.yaml"]
+    tasks = sorted(p.relative_to(root).as_posix() for p in (root / "specs/tasks").glob("*/task.yaml"))  # their budgets: 25 steps
+    assert tasks and sorted(d.path for d in found) == sorted(systems + tasks)
 
 
 # -- fresh seeds --------------------------------------------------------------------------
