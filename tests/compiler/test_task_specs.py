@@ -63,7 +63,7 @@ def test_an_xlsx_input_is_accepted_hashed_as_bytes_and_inlined(fresh_project: Pa
     assert (item["origin"], item["name"], item["source"]) == ("checked-in", "model.xlsx", "specs/tasks/fa.case/inputs/model.xlsx")
     assert base64.b64decode(item["content_base64"]) == data == lock_tasks.input_bytes(item)
     assert plan["splits"] == {"tasks": {"fa.case.v1": "test"}, "test_hashes": {"fa.case.v1": entry["task_hash"]}}
-    assert entry["validators"]["ref"] == "lrc.artifact-validators.v1" and "lrc.artifact-validators.v1" in plan["code"]
+    assert entry["validators"]["ref"] == "lrc.artifact-validators.v2" and "lrc.artifact-validators.v2" in plan["code"]
     assert lock_tasks.verify(plan) == []
     from jsonschema import Draft202012Validator
 
@@ -99,13 +99,13 @@ def test_the_lock_with_tasks_is_byte_identical_across_compiles(fresh_project: Pa
 def test_the_demo_lock_holds_its_tasks_with_generator_fingerprints() -> None:
     lock = lockformat.loads((REPO / "generated/demo/plan.lock").read_bytes())
     plan = lock["plan"]
-    assert sorted(plan["tasks"]) == ["fa.extend-quarter.v1", "fa.fix-cash-flow.v1", "fa.fix-sign.v1", "fa.refresh-deck-table.v1"]
+    assert sorted(plan["tasks"]) == ["fa.extend-quarter.v2", "fa.fix-cash-flow.v2", "fa.fix-sign.v2", "fa.refresh-deck-table.v2"]
     assert plan["splits"]["test_hashes"] == {} and set(plan["splits"]["tasks"].values()) == {"dev"}
     for entry in plan["tasks"].values():
         for item in entry["inputs"]:
             assert item["origin"] == "generated"
             assert item["fingerprint"] == plan["code"][item["generator"]]["fingerprint"]
-    assert [i["name"] for i in plan["tasks"]["fa.refresh-deck-table.v1"]["inputs"]] == ["model.xlsx", "deck.pptx"]
+    assert [i["name"] for i in plan["tasks"]["fa.refresh-deck-table.v2"]["inputs"]] == ["model.xlsx", "deck.pptx"]
     assert lock_tasks.verify(plan) == []
 
 
@@ -143,7 +143,7 @@ def test_a_checked_in_task_states_every_required_param(fresh_project: Path) -> N
 
 
 def test_a_task_with_a_generated_input_leaves_the_seeded_params_to_its_generator(fresh_project: Path) -> None:
-    text = TASK.read_text().replace("  - file: inputs/model.xlsx\n", "  - generator: lrc.task.fix-sign.v1\n    file: model.xlsx\n")
+    text = TASK.read_text().replace("  - file: inputs/model.xlsx\n", "  - generator: lrc.task.fix-sign.v2\n    file: model.xlsx\n")
     _task(fresh_project, text.replace("region: [\"IS!C7:F7\"]", "regoin: []"))
     got = _errors(compile_project(fresh_project))
     assert [(c, p) for c, _, p in got] == [("LRC3011", "/checks/1/params")]  # the unknown key, not the missing ones

@@ -6,7 +6,7 @@ from lrc.runtime.artifacts import tasks
 from lrc.runtime.artifacts.generators import base
 
 COMPONENT_ID = "lrc.task.refresh-deck-table"
-COMPONENT_VERSION = 1
+COMPONENT_VERSION = 2
 KIND = "refresh-deck-table"
 
 
