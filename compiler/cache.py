@@ -17,7 +17,8 @@ Three rules keep it honest:
 - *Disposable*: deleting the folder is always safe; a damaged or unreadable cache is a cold
   cache; a read-only checkout compiles the same, only slower. `--check` reads, never writes.
 
-The runtime never reads it: `lrc execute` recomputes every fingerprint it verifies.
+The runtime never reads it: `lrc execute` verifies fingerprints from the source, through its own
+sealed memo keyed by each file's bytes (`lrc.runtime.lock.factmemo`).
 """
 
 from __future__ import annotations
@@ -27,13 +28,13 @@ import hashlib
 import hmac
 import marshal
 import os
-import secrets
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from lrc.runtime.lock import sealing
 from lrc.runtime.lock.format import LRC_VERSION
 
 FOLDER = ".lrc-cache"
@@ -47,37 +48,9 @@ def key_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _key_file() -> Path:
-    explicit = os.environ.get("LRC_CACHE_KEY_FILE")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "lrc" / "cache.key"
-
-
-def _secret() -> bytes | None:
-    """The per-user sealing key, created on first use (0600); None if it cannot be had."""
-    path = _key_file()
-    try:
-        data = path.read_bytes()
-        if len(data) >= 32:
-            return data
-    except OSError:
-        pass
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(secrets.token_bytes(32))
-    except FileExistsError:
-        pass  # another process made it first: read theirs
-    except OSError:
-        return None
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    return data if len(data) >= 32 else None
+# The sealing key is shared with the runtime's fingerprint memo (lrc.runtime.lock.sealing).
+_key_file = sealing.key_file
+_secret = sealing.secret
 
 
 def _library_versions() -> list[str]:

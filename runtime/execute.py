@@ -548,12 +548,14 @@ class _StampedSummary:
 
     @property
     def calibration_failed(self) -> bool:
-        return bool(self.calibration and not self.calibration["ok"])
+        from lrc.runtime.report import calibration_text
+
+        return calibration_text.failed(self.calibration)
 
     def calibration_report(self) -> str:
-        from lrc.runtime.report.outputs import Summary
+        from lrc.runtime.report import calibration_text
 
-        return Summary(self.card, self.where, self.incomplete, self.calibration).calibration_report()
+        return calibration_text.report(self.calibration)
 
 
 def _selection(options: "RunOptions") -> Any:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lrc.runtime.lock import codeprint
+from lrc.runtime.lock import codeprint, factmemo
 from lrc.runtime.lock.format import LRC_VERSION, verify_digests
 from lrc.runtime.lock.templating import SETTINGS
 
@@ -25,12 +25,15 @@ def verify(lock: dict[str, Any]) -> list[str]:
     plan = lock["plan"]
     if plan.get("templating") != SETTINGS:
         problems.append("the lock's prompt templating settings differ from this lrc's; recompile with this release")
-    try:
-        running = codeprint.discover()
-    except codeprint.CodeprintError as exc:
-        return problems + [f"cannot read the running code: {exc.path.name}:{exc.line}: {exc.message}"]
-    with codeprint.batch():
-        return problems + _code_problems(plan, running)
+    # What fingerprinting derives from each file's bytes is remembered (sealed, per user) under
+    # the sha256 of those bytes: an edited file is recomputed and refused as ever (factmemo).
+    with factmemo.remembered():
+        try:
+            running = codeprint.discover()
+        except codeprint.CodeprintError as exc:
+            return problems + [f"cannot read the running code: {exc.path.name}:{exc.line}: {exc.message}"]
+        with codeprint.batch():
+            return problems + _code_problems(plan, running)
 
 
 def _code_problems(plan: dict[str, Any], running: dict[str, Any]) -> list[str]:

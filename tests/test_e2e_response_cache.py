@@ -400,6 +400,7 @@ def test_a_cache_that_is_not_an_lrc_cache_is_refused_before_any_call(server, loc
 
 # -- sharing ---------------------------------------------------------------------------------
 
+@pytest.mark.slow  # two whole executes at once (plain processes, litellm imported twice); the default run keeps the one-execute cases
 def test_two_concurrent_executes_share_one_cache(server, locks, paid, tmp_path):
     first, _, paid_count = paid
     server.reset(reply_hook=answer_reconcile)

@@ -262,7 +262,11 @@ def _prefetch(root: Path, sources: dict[Path, bytes]) -> None:
     if not _can_fork():
         return
     paths = {module_name(p, root): p for p in sources}
-    todo = [p for p, raw in sources.items() if b"COMPONENT_" in raw]
+    # Components whose declaration the supplied map already knows are discovered without a
+    # parse, and only the plan's components are then fingerprinted (from the map, where their
+    # bytes are known): parsing their whole import closure ahead would be wasted work.
+    todo = [p for p, raw in sources.items() if b"COMPONENT_" in raw
+            and not (SOURCE_DIGESTS is not None and f"declares:{hashlib.sha256(raw).hexdigest()}" in SOURCE_DIGESTS)]
     needed: set[Path] = set()
     while todo:
         path = todo.pop()
@@ -513,9 +517,10 @@ def _serialize_stripped(tree: ast.Module) -> Any:
 
 
 SOURCE_DIGESTS: dict[str, Any] | None = None
-"""Optional content-addressed map a caller may supply (the compiler's cache): keys embed the
-sha256 of the source bytes (file digests, imports, declarations). The runtime never sets it:
-verification always recomputes from the source."""
+"""Optional content-addressed map a caller may supply: keys embed the sha256 of the source
+bytes (file digests, imports, declarations), so an edited file is always a miss and is
+recomputed. The compiler supplies its cache's; the runtime's verification its sealed per-user
+memo (`lrc.runtime.lock.factmemo`)."""
 
 
 def file_digest(path: Path) -> str:

@@ -32,6 +32,7 @@ from lrc.runtime.review.status import review_status
 from lrc.runtime.lock.canonical import digest
 from lrc.runtime.pricing import call_cost, decimal_str, price_for
 from lrc.runtime.report import aggregate as agg
+from lrc.runtime.report import calibration_text
 from lrc.runtime.report.ratecard import PARTIAL_NOTE, rate_card_markdown
 
 COMPONENT_ID = "lrc.analysis"
@@ -55,16 +56,11 @@ class Summary:
 
     @property
     def calibration_failed(self) -> bool:
-        return bool(self.calibration and not self.calibration["ok"])
+        return calibration_text.failed(self.calibration)
 
     def calibration_report(self) -> str:
         """The failing reference-check cells, one per line (empty when calibration holds)."""
-        if not self.calibration_failed:
-            return ""
-        lines = [f"calibration failed in {len(self.calibration['failures'])} cell(s): the workload or the harness is broken"]
-        for f in self.calibration["failures"]:
-            lines.append(f"  {f['workload']} / {f['model']} / {f['system']}: {f['message']}")
-        return "\n".join(lines)
+        return calibration_text.report(self.calibration)
 
 
 def _put(path: Path, data: bytes) -> None:

@@ -1,0 +1,124 @@
+"""The runtime's sealed memo of code fingerprints (lrc.runtime.lock.factmemo).
+
+It may only ever save time: with it warm, verification gives exactly the fingerprints a cold
+parse gives, an edited file is still a changed component, and a memo that was not sealed by
+this user's key (planted, damaged) is ignored. The speed is measured by
+benchmarks/throughput.py (resume of a finished 10,000-run folder), never timed here.
+"""
+
+from __future__ import annotations
+
+import json
+import marshal
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lrc.runtime.lock import codeprint, factmemo, sealing
+from lrc.runtime.verify import verify
+from support import REPO
+
+
+@pytest.fixture
+def user_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("LRC_CACHE_KEY_FILE", str(tmp_path / "cache" / "lrc" / "cache.key"))
+    monkeypatch.delenv("LRC_NO_CACHE", raising=False)
+    codeprint._MEMO.clear()  # this process's own memo: every step below reads the files again
+    yield tmp_path / "cache"
+    codeprint._MEMO.clear()
+
+
+def _prints(root: Path | None = None) -> dict[str, str]:
+    codeprint._MEMO.clear()
+    with factmemo.remembered():
+        found = codeprint.discover(root)
+        with codeprint.batch():
+            return {ref: codeprint.fingerprint(c, root).fingerprint for ref, c in found.items()}
+
+
+def test_a_warm_memo_gives_the_fingerprints_a_cold_parse_gives(user_cache: Path) -> None:
+    codeprint._MEMO.clear()
+    cold = {ref: codeprint.fingerprint(c).fingerprint for ref, c in codeprint.discover().items()}
+    assert not factmemo.memo_path().exists()
+    first = _prints()
+    assert factmemo.memo_path().is_file()  # written by the first verification
+    stored = sealing.unseal(sealing.secret(), factmemo.memo_path().read_bytes())
+    assert stored is not None and len(marshal.loads(stored)) > 0
+    assert first == cold == _prints()
+
+
+def test_the_demo_lock_verifies_with_the_memo_cold_and_warm(user_cache: Path) -> None:
+    lock = json.loads((REPO / "generated" / "demo" / "plan.lock").read_text(encoding="utf-8"))
+    codeprint._MEMO.clear()
+    assert verify(lock) == []
+    codeprint._MEMO.clear()
+    assert verify(lock) == []  # from the memo
+
+
+def test_an_edited_file_is_a_changed_component_with_a_warm_memo(user_cache: Path, tmp_path: Path) -> None:
+    runtime = tmp_path / "runtime"
+    shutil.copytree(REPO / "runtime", runtime, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    before = _prints(runtime)
+    _prints(runtime)  # warm
+    stats = runtime / "report" / "stats.py"
+    stats.write_text(stats.read_text(encoding="utf-8") + "\n\ndef _added(x):\n    return x\n", encoding="utf-8")
+    after = _prints(runtime)
+    changed = {ref for ref in before if before[ref] != after[ref]}
+    assert any(ref.startswith("lrc.analysis.") for ref in changed)
+    codeprint._MEMO.clear()
+    assert after == {ref: codeprint.fingerprint(c, runtime).fingerprint for ref, c in codeprint.discover(runtime).items()}
+
+
+def test_a_memo_not_sealed_by_this_users_key_is_ignored(user_cache: Path, tmp_path: Path) -> None:
+    runtime = tmp_path / "runtime"
+    shutil.copytree(REPO / "runtime", runtime, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    honest = _prints(runtime)
+    stats = runtime / "report" / "stats.py"
+    stats.write_text(stats.read_text(encoding="utf-8") + "\n# edited\nX = 1\n", encoding="utf-8")
+    codeprint._MEMO.clear()
+    truth = {ref: codeprint.fingerprint(c, runtime).fingerprint for ref, c in codeprint.discover(runtime).items()}
+    # A planted memo maps the edited file's bytes to the old digest, sealed with another key.
+    import hashlib
+    entries = marshal.loads(sealing.unseal(sealing.secret(), factmemo.memo_path().read_bytes()))
+    old_digest = codeprint.file_digest(REPO / "runtime" / "report" / "stats.py")
+    entries[hashlib.sha256(stats.read_bytes()).hexdigest()] = old_digest
+    for forged in (sealing.seal(b"k" * 32, marshal.dumps(entries)), b"\x00" * 10, b"garbage" * 100):
+        factmemo.memo_path().write_bytes(forged)
+        assert _prints(runtime) == truth != honest
+
+
+def test_the_memo_is_off_with_lrc_no_cache_and_with_no_usable_key(user_cache: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  tmp_path: Path) -> None:
+    monkeypatch.setenv("LRC_NO_CACHE", "1")
+    _prints()
+    assert not factmemo.memo_path().exists()
+    monkeypatch.delenv("LRC_NO_CACHE")
+    (tmp_path / "blocked").write_text("a file, not a folder", encoding="utf-8")
+    monkeypatch.setenv("LRC_CACHE_KEY_FILE", str(tmp_path / "blocked" / "cache.key"))
+    assert _prints() == _prints()  # no key: nothing stored, nothing read, same fingerprints
+    assert not factmemo.memo_path().exists()
+
+
+def test_a_resume_with_nothing_to_do_refuses_an_edited_component(user_cache: Path, tmp_path: Path) -> None:
+    """End to end in a child process: warm the memo by verifying, edit the analysis code, and
+    the same verification refuses (the memo never hides a change)."""
+    runtime = tmp_path / "runtime"
+    shutil.copytree(REPO / "runtime", runtime, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    script = (
+        "import json, sys\nfrom pathlib import Path\nfrom lrc.runtime.lock import codeprint\n"
+        "codeprint.runtime_root = lambda: Path(sys.argv[1])\nfrom lrc.runtime.verify import verify\n"
+        "print(json.dumps(verify(json.loads(Path(sys.argv[2]).read_text()))))\n")
+    lock = REPO / "generated" / "demo" / "plan.lock"
+    env = {"PATH": "/usr/bin:/bin", "XDG_CACHE_HOME": str(user_cache), "HOME": str(tmp_path),
+           "LRC_CACHE_KEY_FILE": str(user_cache / "lrc" / "cache.key")}
+    run = lambda: json.loads(subprocess.run([sys.executable, "-c", script, str(runtime), str(lock)], env=env,
+                                            capture_output=True, text=True, check=True).stdout)
+    assert run() == [] and run() == []
+    outputs = runtime / "report" / "outputs.py"
+    outputs.write_text(outputs.read_text(encoding="utf-8").replace("TRACE_FORMAT = 1", "TRACE_FORMAT = 2"), encoding="utf-8")
+    problems = run()
+    assert any("lrc.analysis" in p and "differs from what was locked" in p and "outputs.py" in p for p in problems), problems
