@@ -20,7 +20,7 @@ Called by resolve.py for every `task` spec: `local` (the spec and its files) and
   inputs and its output -- an oracle, `expected/…` or `solution.xlsx` path is refused; (b) it
   does not spell out a value the checks hold as the expected artifact's content (a
   formula-presence pattern: the exact formula to write), compared without spaces, `$` and
-  case, with the `{c}`/`{p}` column placeholders matching any column (LRC6114). Not
+  case, with the `{c}`/`{p}` column and `{r}` row placeholders matching any column or row (LRC6114). Not
   computable at compile time: the values of a generated oracle (they exist only once the
   seed generates them, and the compiler never runs generators) and anything inside a
   checked-in binary file (never decoded).
@@ -208,9 +208,10 @@ def _squeeze(text: str) -> str:
 
 
 def _template_regex(value: str) -> re.Pattern[str]:
-    """A regex over squeezed text for a value with `{c}`/`{p}` column placeholders."""
-    parts = re.split(r"\{[cp]\}", value)
-    return re.compile("[A-Z]{1,3}".join(re.escape(_squeeze(p)) for p in parts))
+    """A regex over squeezed text for a value with `{c}`/`{p}` column and `{r}` row placeholders."""
+    parts = re.split(r"(\{[cpr]\})", value)
+    return re.compile("".join("[0-9]+" if p == "{r}" else "[A-Z]{1,3}" if p in ("{c}", "{p}") else re.escape(_squeeze(p))
+                              for p in parts))
 
 
 def _no_expected_artifact_in_objective(resolver: "Resolver", spec: "Spec", own_files: set[str]) -> None:

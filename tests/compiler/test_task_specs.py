@@ -63,7 +63,10 @@ def test_an_xlsx_input_is_accepted_hashed_as_bytes_and_inlined(fresh_project: Pa
     assert (item["origin"], item["name"], item["source"]) == ("checked-in", "model.xlsx", "specs/tasks/fa.case/inputs/model.xlsx")
     assert base64.b64decode(item["content_base64"]) == data == lock_tasks.input_bytes(item)
     assert plan["splits"] == {"tasks": {"fa.case.v1": "test"}, "test_hashes": {"fa.case.v1": entry["task_hash"]}}
-    assert entry["validators"]["ref"] == "lrc.artifact-validators.v2" and "lrc.artifact-validators.v2" in plan["code"]
+    from lrc.runtime.artifacts.validators import component
+
+    validators = f"lrc.artifact-validators.v{component.COMPONENT_VERSION}"
+    assert entry["validators"]["ref"] == validators and validators in plan["code"]
     assert lock_tasks.verify(plan) == []
     from jsonschema import Draft202012Validator
 
@@ -96,16 +99,44 @@ def test_the_lock_with_tasks_is_byte_identical_across_compiles(fresh_project: Pa
     assert (fresh_project / "generated/reliability/plan.lock").read_bytes() == first.outputs["generated/reliability/plan.lock"]
 
 
+def _edition_tasks(edition: str) -> dict[str, list[str]]:
+    from ruamel.yaml import YAML
+
+    return YAML(typ="safe").load((REPO / f"specs/editions/{edition}.yaml").read_text())["tasks"]
+
+
 def test_the_demo_lock_holds_its_tasks_with_generator_fingerprints() -> None:
     lock = lockformat.loads((REPO / "generated/demo/plan.lock").read_bytes())
     plan = lock["plan"]
-    assert sorted(plan["tasks"]) == ["fa.extend-quarter.v2", "fa.fix-cash-flow.v2", "fa.fix-sign.v2", "fa.refresh-deck-table.v2"]
+    listed = _edition_tasks("demo")
+    assert sorted(ref.rsplit(".v", 1)[0] for ref in plan["tasks"]) == ["fa.extend-quarter", "fa.fix-cash-flow", "fa.fix-sign",
+                                                                        "fa.refresh-deck-table"]
+    assert sorted(plan["tasks"]) == sorted(listed["dev"]) and "test" not in listed
     assert plan["splits"]["test_hashes"] == {} and set(plan["splits"]["tasks"].values()) == {"dev"}
     for entry in plan["tasks"].values():
         for item in entry["inputs"]:
             assert item["origin"] == "generated"
             assert item["fingerprint"] == plan["code"][item["generator"]]["fingerprint"]
-    assert [i["name"] for i in plan["tasks"]["fa.refresh-deck-table.v2"]["inputs"]] == ["model.xlsx", "deck.pptx"]
+    deck = next(ref for ref in plan["tasks"] if ref.startswith("fa.refresh-deck-table.v"))
+    assert [i["name"] for i in plan["tasks"][deck]["inputs"]] == ["model.xlsx", "deck.pptx"]
+    assert lock_tasks.verify(plan) == []
+
+
+def test_the_2026_12_lock_publishes_every_test_task_hash() -> None:
+    """Run procedure step 1 (freeze the task set and publish its hashes): the 2026-12 lock holds
+    at least 15 tasks, every spec in specs/tasks, and its split manifest lists every test task
+    the edition names, each with the hash its entry carries (and no dev task)."""
+    plan = lockformat.loads((REPO / "generated/2026-12/plan.lock").read_bytes())["plan"]
+    listed = _edition_tasks("2026-12")
+    assert len(plan["tasks"]) >= 15
+    assert sorted(plan["tasks"]) == sorted(listed["test"] + listed["dev"])
+    assert {ref.rsplit(".v", 1)[0] for ref in plan["tasks"]} == {p.parent.name for p in (REPO / "specs/tasks").glob("*/task.yaml")}
+    manifest = plan["splits"]
+    assert manifest["tasks"] == {**{ref: "test" for ref in listed["test"]}, **{ref: "dev" for ref in listed["dev"]}}
+    assert sorted(manifest["test_hashes"]) == sorted(listed["test"]) and listed["test"]
+    for ref, task_hash in manifest["test_hashes"].items():
+        entry = plan["tasks"][ref]
+        assert entry["split"] == "test" and task_hash == entry["task_hash"] == lock_tasks.task_hash(entry)
     assert lock_tasks.verify(plan) == []
 
 

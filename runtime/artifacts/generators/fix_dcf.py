@@ -1,0 +1,14 @@
+"""The `fix-dcf` task kind (runtime/artifacts/kinds_dcf.py) as the versioned generator `lrc.task.fix-dcf`."""
+
+from __future__ import annotations
+
+from lrc.runtime.artifacts import tasks
+from lrc.runtime.artifacts.generators import base
+
+COMPONENT_ID = "lrc.task.fix-dcf"
+COMPONENT_VERSION = 1
+KIND = "fix-dcf"
+
+
+def generate(seed: str, task_id: str) -> tasks.Task:
+    return base.generate(KIND, seed, task_id)
