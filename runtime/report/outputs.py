@@ -36,7 +36,7 @@ from lrc.runtime.report import calibration_text
 from lrc.runtime.report.ratecard import PARTIAL_NOTE, rate_card_markdown
 
 COMPONENT_ID = "lrc.analysis"
-COMPONENT_VERSION = 5
+COMPONENT_VERSION = 6
 
 TRACE_FORMAT = 1
 
