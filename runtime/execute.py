@@ -371,6 +371,10 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
             "type": "run", "run": spec.key, "workload": spec.workload, "model": spec.model, "system": spec.system,
             "item": spec.item_id, "item_index": spec.item_index, "repetition": spec.repetition, **fields,
         })
+        if task:  # journaled: the scratch copy has done its work
+            import shutil
+
+            await asyncio.to_thread(shutil.rmtree, task_folder(out, spec), True)
         if judging is not None and judging.applies(spec.workload):
             await judge(spec, "primary")
         if bar:
@@ -425,12 +429,14 @@ def _earlier_latency(journal, run: str, step: int, before: set) -> float | None:
 
 
 def task_folder(out: Path | None, spec: RunSpec) -> Path:
-    """The private folder a task run works in: `work/` inside the run's own folder under OUT/runs/."""
+    """The private folder a task run works in: OUT/work/<task>/<model>/<system>/<id>.r<N>/, its
+    own scratch copy of the inputs, removed once the run is journaled (the saved files are in the
+    run record; `lrc report` writes them under OUT/runs/, which stays a function of the journal)."""
     from lrc.runtime.report.outputs import slug
 
     if out is None:
         raise Aborted("a task run needs the output folder")
-    return out / "runs" / spec.workload / slug(spec.model) / spec.system / f"{spec.item_id}.r{spec.repetition}" / "work"
+    return out / "work" / spec.workload / slug(spec.model) / spec.system / f"{spec.item_id}.r{spec.repetition}"
 
 
 def _call_record(spec: RunSpec, step: int, request: str, res, waited_ms: int) -> dict[str, Any]:

@@ -5,9 +5,10 @@ Why it wraps the edition's agentic system instead of having a loop of its own: a
 measured under the same loop as the agentic workloads (`lrc.system.agentic`, pinned by the
 edition). What a task adds is enforced around it:
 
-- the toolbox (`ArtifactToolbox`) over a copy of the inputs in the run's own folder
-  (OUT/runs/<task>/<model>/<system>/<id>.r<N>/work/, rewritten from the item at every attempt,
-  so a resumed run replays its journaled calls on the same files), **restricted** to the spec's
+- the toolbox (`ArtifactToolbox`) over a copy of the inputs in the run's own scratch folder
+  (OUT/work/<task>/<model>/<system>/<id>.r<N>/, rewritten from the item at every attempt, so a
+  resumed run replays its journaled calls on the same files, and removed once the run is
+  journaled), **restricted** to the spec's
   `permitted_tools` plus `submit`: only those schemas are sent, and a call of any other tool is
   an error result the model sees, never run;
 - the **budget** (seed 000: a maximum execution budget per task): `max_steps` is the loop's step
