@@ -154,3 +154,10 @@ def test_the_prompt_shows_the_objective_and_files_never_the_expected_artifact(it
     assert item.context["objective"][:40] in text and "model.xlsx" in text
     assert item.answer_key["expected"]["sha256"] not in text
     assert "Inputs!" not in text  # no seeded check parameter (the formula the oracle writes)
+
+
+def test_a_saved_file_that_does_not_decode_is_a_missing_file_and_fails(item):
+    record = {"outcome": "answered", "steps": 1, "task": {"outputs": {"model.xlsx": "not base64 !!!"}}}
+    evaluation = grade.grade(item, record)
+    assert evaluation["verdict"] == "fail"
+    assert all(r["status"] != "pass" for r in evaluation["results"])

@@ -22,6 +22,7 @@ failed one); a partial run adds `partial-completion`; a run over its budget is
 from __future__ import annotations
 
 import base64
+import binascii
 from typing import Any
 
 from lrc.runtime.artifacts.validators import run_all
@@ -33,8 +34,15 @@ OUTCOME_CATEGORY = {"step_cap": "budget-exceeded", "budget_exceeded": "budget-ex
 
 
 def outputs_of(run: dict[str, Any]) -> dict[str, bytes]:
-    """The files the run saved, decoded from its journal record."""
-    return {name: base64.b64decode(data, validate=True) for name, data in sorted(((run.get("task") or {}).get("outputs") or {}).items())}
+    """The files the run saved, decoded from its journal record. An entry that does not decode
+    (a damaged record) is left out: the validators then find the file missing, a fail."""
+    files: dict[str, bytes] = {}
+    for name, data in sorted(((run.get("task") or {}).get("outputs") or {}).items()):
+        try:
+            files[name] = base64.b64decode(data, validate=True)
+        except (binascii.Error, TypeError, ValueError):
+            continue
+    return files
 
 
 def _outcome_result(run: dict[str, Any]) -> dict[str, Any]:
