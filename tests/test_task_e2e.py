@@ -85,10 +85,20 @@ def test_every_task_run_has_its_manifest_trace_and_evaluation(demo):
     assert not (demo / "work").exists() or not any((demo / "work").rglob("*.xlsx")), "scratch copies are removed once journaled"
 
 
-def test_two_executes_give_identical_task_items_and_results(demo, tmp_path):
-    out = tmp_path / "again"
-    res = run_lrc("execute", LOCK, "--out", out, "--workloads", "fa.fix-sign,fa.refresh-deck-table")
+SUBSET = ("fa.fix-sign", "fa.refresh-deck-table")
+
+
+@pytest.fixture(scope="module")
+def subset(tmp_path_factory) -> Path:
+    """Two of the demo's tasks executed into a folder of their own (a partial folder: exit 0)."""
+    out = tmp_path_factory.mktemp("tasks-subset") / "out"
+    res = run_lrc("execute", LOCK, "--out", out, "--workloads", ",".join(SUBSET))
     assert res.returncode == 0, res.stdout + res.stderr
+    return out
+
+
+def test_two_executes_give_identical_task_items_and_results(demo, subset):
+    out = subset
     for sub in ("items/fa.fix-sign.v2", "items/fa.refresh-deck-table.v2", "runs/fa.fix-sign.v2", "runs/fa.refresh-deck-table.v2"):
         again, first = tree(out / sub), tree(demo / sub)
         assert again and again.keys() == first.keys(), sub
@@ -96,6 +106,17 @@ def test_two_executes_give_identical_task_items_and_results(demo, tmp_path):
         assert differing == [], differing  # a manifest's folder coverage differs: this folder is partial
     for name, data in tree(out / "items" / "blobs").items():
         assert (demo / "items" / "blobs" / name).read_bytes() == data
+
+
+def test_report_rebuilds_the_task_results_from_the_journal_alone(subset, tmp_path):
+    out = tmp_path / "rebuilt"
+    out.mkdir()
+    shutil.copy(subset / "journal.jsonl", out / "journal.jsonl")
+    res = run_lrc("report", LOCK, "--out", out)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert tree(out / "runs") == tree(subset / "runs")
+    for name in ("summary.json", "rate-card.md"):
+        assert (out / name).read_bytes() == (subset / name).read_bytes(), name
 
 
 # -- against the local stub server ---------------------------------------------------------
