@@ -344,8 +344,8 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
                 task_record = await task_runner.run(task_runner.TaskRun(
                     item=item, system=system, loop=runner, call=call,
                     usage_of=lambda step: journal.calls[(spec.key, step)]["usage"],
-                    earlier_latency=lambda step: _earlier_latency(journal, spec.key, step, started_here),
-                    work=task_folder(out, spec)))
+                    earlier_latency=lambda step: task_runner.earlier_latency(journal, spec.key, step, started_here),
+                    work=task_runner.work_folder(out, spec)))
                 outcome = None
             else:
                 ctx = RunContext(messages=render_messages(workload, spec.system, item, model), tools=workload["tools"].get(spec.system, []),
@@ -372,9 +372,7 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
             "item": spec.item_id, "item_index": spec.item_index, "repetition": spec.repetition, **fields,
         })
         if task:  # journaled: the scratch copy has done its work
-            import shutil
-
-            await asyncio.to_thread(shutil.rmtree, task_folder(out, spec), True)
+            await asyncio.to_thread(task_runner.remove_work_folder, out, spec)
         if judging is not None and judging.applies(spec.workload):
             await judge(spec, "primary")
         if bar:
@@ -418,25 +416,6 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
             bar.set_postfix_str(stats.postfix(), refresh=False)
             bar.close()
     return stats
-
-
-def _earlier_latency(journal, run: str, step: int, before: set) -> float | None:
-    """Seconds the provider took for step `step` of `run` when an earlier execute journaled it
-    (None: this execute makes the call). A resumed task run counts them against its wall budget."""
-    if (run, step) not in before:
-        return None
-    return max(0, int(journal.calls[(run, step)].get("latency_ms") or 0)) / 1000
-
-
-def task_folder(out: Path | None, spec: RunSpec) -> Path:
-    """The private folder a task run works in: OUT/work/<task>/<model>/<system>/<id>.r<N>/, its
-    own scratch copy of the inputs, removed once the run is journaled (the saved files are in the
-    run record; `lrc report` writes them under OUT/runs/, which stays a function of the journal)."""
-    from lrc.runtime.report.outputs import slug
-
-    if out is None:
-        raise Aborted("a task run needs the output folder")
-    return out / "work" / spec.workload / slug(spec.model) / spec.system / f"{spec.item_id}.r{spec.repetition}"
 
 
 def _call_record(spec: RunSpec, step: int, request: str, res, waited_ms: int) -> dict[str, Any]:

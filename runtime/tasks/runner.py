@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -176,6 +177,38 @@ async def run(task: TaskRun) -> dict[str, Any]:
         exceeded_info = {**exceeded_info, "observed": "over the limit"}  # no wall clock in what is graded or traced
     record["task"] = {"outputs": _encoded(outputs), "mutations": inner.mutations, "used": meter.used(), "exceeded": exceeded_info}
     return record
+
+
+def earlier_latency(journal: Any, run: str, step: int, before: set) -> float | None:
+    """Seconds the provider took for step `step` of `run` when an earlier execute journaled it
+    (None: this execute makes the call). A resumed task run counts them against its wall budget."""
+    if (run, step) not in before:
+        return None
+    return max(0, int(journal.calls[(run, step)].get("latency_ms") or 0)) / 1000
+
+
+def work_folder(out: Path | None, spec: Any) -> Path:
+    """The private folder a task run works in: OUT/work/<task>/<model>/<system>/<id>.r<N>/, its
+    own scratch copy of the inputs, removed once the run is journaled (the saved files are in the
+    run record; `lrc report` writes them under OUT/runs/, which stays a function of the journal)."""
+    from lrc.runtime.report.outputs import slug  # here, not at import: outputs imports this module
+
+    if out is None:
+        raise ValueError("a task run needs the output folder")
+    return out / "work" / spec.workload / slug(spec.model) / spec.system / f"{spec.item_id}.r{spec.repetition}"
+
+
+def remove_work_folder(out: Path, spec: Any) -> None:
+    """Remove a journaled run's scratch folder, and its parents up to OUT/work once they are empty."""
+    folder = work_folder(out, spec)
+    shutil.rmtree(folder, ignore_errors=True)
+    for parent in folder.parents:
+        if parent == out:
+            break
+        try:
+            parent.rmdir()
+        except OSError:  # not empty: another run's scratch copy is still there
+            break
 
 
 def _prompt(item: Any) -> list[dict[str, Any]]:
