@@ -241,6 +241,7 @@ def forecast(plan: dict[str, Any], root_digest: str, items: dict[str, list], run
     from lrc.runtime.execute import attaches_files, plan_runs, render_messages
 
     runs = plan_runs(plan, items) if runs is None else runs
+    runs = [r for r in runs if r.workload in plan["workloads"]]  # task runs (seed 000) are not forecast yet
     prices = {m: e.get("price") for m, e in plan["models"].items() if e.get("price") is not None}
     counters: dict[str, TokenCounter] = {}
     caps: dict[str, tuple[int | None, str]] = {}

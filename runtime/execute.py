@@ -123,6 +123,10 @@ def plan_runs(plan: dict[str, Any], items: dict[str, list]) -> list[RunSpec]:
                 for item in items[wref]:
                     for rep in range(1, reps + 1):
                         runs.append(RunSpec(run_key(wref, model, system, item.item_id, rep), wref, model, system, item.index, item.item_id, rep))
+    if plan.get("tasks"):  # the edition's tasks (seed 000), on its agentic systems: lrc.runtime.tasks.planning
+        from lrc.runtime.tasks import planning
+
+        runs += planning.plan_runs(plan, items)
     return runs
 
 
@@ -177,11 +181,13 @@ def render_messages(workload: dict[str, Any], system: str, item, model: dict[str
 # -- execution ------------------------------------------------------------------------------
 
 async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, list], modules: dict[str, ModuleType],
-                   journal, progress: bool, settings, endpoint=None, cache=None, spending=None, judging=None) -> Any:
+                   journal, progress: bool, settings, endpoint=None, cache=None, spending=None, judging=None,
+                   out: Path | None = None) -> Any:
     """Run every pending run; the infrastructure figures (`infra.InfraStats`) come back.
     `cache` is the response cache (`response_cache.ResponseCache`) of `--cache`, if any;
     `spending` is the execute's `budget.Budget` (--budget), or None; `judging` the judge step
-    (`lrc.runtime.judging.Judging`) of a plan with judged workloads, or None."""
+    (`lrc.runtime.judging.Judging`) of a plan with judged workloads, or None; `out` the run folder
+    (a task run works on a private copy of its files there)."""
     from lrc.runtime.budget import BudgetReached
     from lrc.runtime.lock.judges import callable_models
     from lrc.runtime.models import adapter, infra
@@ -252,6 +258,20 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
                 spending.settle(hold, entry["id"], res.usage)
             await journal.commit(judge_record(request, spec.key, res, _call_record(spec, 0, request.digest, res, waited_ms)))
 
+    task_refs = set(plan.get("tasks") or {})
+    if task_refs:
+        from lrc.runtime.tasks import planning as task_planning
+        from lrc.runtime.tasks import reference as task_reference
+        from lrc.runtime.tasks import runner as task_runner
+    policies_by_task: dict[str, Any] = {}
+    started_here = set(journal.calls)  # (run, step) journaled before this execute: replayed, their latency counts
+
+    def task_policies(ref: str, item: Any) -> Any:
+        """The reference policies of a task, made once per execute (the differ's plan is not free)."""
+        if ref not in policies_by_task:
+            policies_by_task[ref] = task_reference.TaskPolicies(item)
+        return policies_by_task[ref]
+
     async def one(spec: RunSpec) -> None:
         if spending is not None and spending.stopped:  # --budget reached: no run starts any more
             return
@@ -261,20 +281,26 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
             if bar:
                 bar.update(1)
             return
-        workload = plan["workloads"][spec.workload]
         model = plan["models"][spec.model]
-        system_ref = workload["spec"]["systems"][spec.system]["system"]
-        system = plan["systems"][system_ref]["spec"]
         item = items[spec.workload][spec.item_index]
-        runner = modules[system["implementation"]]
-        use = workload["spec"]["systems"][spec.system]
+        task = spec.workload in task_refs
         toolbox = None
-        if use.get("tools"):
-            tools_module = modules[use["tools"]["implementation"]]
-            toolbox = await asyncio.to_thread(tools_module.Toolbox, item,  # off the loop: it may run SQL
-                                              max_result_chars=use["tools"].get("max_result_chars", 20000))
-        if model.get("reference"):
-            CURRENT.set(ReferenceContext(modules[workload["spec"]["reference"]["implementation"]], item))
+        if task:  # a seed-000 task: lrc.runtime.tasks.runner drives the edition's agentic loop
+            system = task_planning.system_spec(plan, spec.system)
+            if model.get("reference"):
+                CURRENT.set(ReferenceContext(task_policies(spec.workload, item), item))
+        else:
+            workload = plan["workloads"][spec.workload]
+            system_ref = workload["spec"]["systems"][spec.system]["system"]
+            system = plan["systems"][system_ref]["spec"]
+            use = workload["spec"]["systems"][spec.system]
+            if use.get("tools"):
+                tools_module = modules[use["tools"]["implementation"]]
+                toolbox = await asyncio.to_thread(tools_module.Toolbox, item,  # off the loop: it may run SQL
+                                                  max_result_chars=use["tools"].get("max_result_chars", 20000))
+            if model.get("reference"):
+                CURRENT.set(ReferenceContext(modules[workload["spec"]["reference"]["implementation"]], item))
+        runner = modules[system["implementation"]]
 
         async def call(step: int, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> Turn:
             request = digest("request", {"model": spec.model, "sampling": model.get("sampling", {}), "messages": messages, "tools": tools})
@@ -312,11 +338,20 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
             return Turn(res.message, res.finish_reason, res.refusal, res.invalid)
 
         budget = lanes[spec.model].run_budget()
-        ctx = RunContext(messages=render_messages(workload, spec.system, item, model), tools=workload["tools"].get(spec.system, []),
-                         terminal_tools=workload["terminal_tools"].get(spec.system, []), max_steps=system.get("max_steps", 1),
-                         call=call, toolbox=toolbox)
+        task_record = None
         try:
-            outcome = await runner.run(ctx)
+            if task:
+                task_record = await task_runner.run(task_runner.TaskRun(
+                    item=item, system=system, loop=runner, call=call,
+                    usage_of=lambda step: journal.calls[(spec.key, step)]["usage"],
+                    earlier_latency=lambda step: task_runner.earlier_latency(journal, spec.key, step, started_here),
+                    work=task_runner.work_folder(out, spec)))
+                outcome = None
+            else:
+                ctx = RunContext(messages=render_messages(workload, spec.system, item, model), tools=workload["tools"].get(spec.system, []),
+                                 terminal_tools=workload["terminal_tools"].get(spec.system, []), max_steps=system.get("max_steps", 1),
+                                 call=call, toolbox=toolbox)
+                outcome = await runner.run(ctx)
         except BudgetReached:  # the run stops unjournaled; its journaled calls are replayed on resume
             return
         except adapter.InfraExhausted as exc:
@@ -329,12 +364,15 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
             return
         except adapter.ConfigError as exc:
             raise Aborted(str(exc)) from exc
+        fields = task_record if task_record is not None else {
+            "outcome": outcome.outcome, "steps": outcome.steps, "answer_text": outcome.answer_text,
+            "answer": outcome.answer, "submitted": outcome.submitted, "transcript": outcome.transcript, "events": outcome.events}
         await journal.commit({  # the run is done once this line is fsync'd (acknowledged)
             "type": "run", "run": spec.key, "workload": spec.workload, "model": spec.model, "system": spec.system,
-            "item": spec.item_id, "item_index": spec.item_index, "repetition": spec.repetition,
-            "outcome": outcome.outcome, "steps": outcome.steps, "answer_text": outcome.answer_text,
-            "answer": outcome.answer, "submitted": outcome.submitted, "transcript": outcome.transcript, "events": outcome.events,
+            "item": spec.item_id, "item_index": spec.item_index, "repetition": spec.repetition, **fields,
         })
+        if task:  # journaled: the scratch copy has done its work
+            await asyncio.to_thread(task_runner.remove_work_folder, out, spec)
         if judging is not None and judging.applies(spec.workload):
             await judge(spec, "primary")
         if bar:
@@ -578,7 +616,9 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
     plan = lock["plan"]
     from lrc.runtime.lock import judges as judge_models
 
-    refused = judge_models.problems(plan)
+    from lrc.runtime.tasks import planning as task_planning
+
+    refused = judge_models.problems(plan) + task_planning.problems(plan)
     if refused:  # before any call: a judged workload must be able to reach a pass honestly
         raise Refused("; ".join(refused) + "; nothing was run")
     callable_models = judge_models.callable_models(plan)
@@ -646,7 +686,7 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
 
                 judging = Judging(plan, modules, items, seed)
             stats = asyncio.run(_execute(plan, chosen, items, modules, journal, progress, settings, options.endpoint, cache,
-                                         spending, judging))
+                                         spending, judging, out))
         except JournalWriteError as exc:
             kept = len(journal.runs)
             raise Unusable(f"{exc}; the {kept} run(s) journaled so far are kept. "
@@ -732,7 +772,8 @@ def _write_outputs(lock, plan, runs, items, modules, journal, out: Path, seed: s
     from lrc.runtime.report import outputs
 
     # The forecast of `lrc estimate`, recomputed from the lock by the same code, beside the actual cost.
-    forecast = estimate.for_report(estimate.forecast(plan, lock["root_digest"], items, runs))
+    forecast = estimate.for_report(estimate.forecast(plan, lock["root_digest"], items,
+                                                     [r for r in runs if r.workload in plan["workloads"]]))
     try:
         return outputs.write_all(lock, plan, runs, items, modules, journal, out, forecast, seed=seed)
     except OSError as exc:

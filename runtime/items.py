@@ -1,4 +1,4 @@
-"""Step 2 of `lrc execute`: generate every workload's items from the seed, byte for byte.
+"""Step 2 of `lrc execute`: generate every workload's and task's items from the seed, byte for byte.
 
 Items are written under OUT/items/<workload>/<item>/: `item.json` (what prompts may show)
 and, beside it, `answer_key.json` (what grading uses; never rendered into a prompt); item
@@ -59,6 +59,11 @@ def generate(plan: dict[str, Any], seed: str) -> dict[str, list[Item]]:
         if len(set(ids)) != len(ids):
             raise ItemError(f"{ref}: the generator produced duplicate item ids")
         out[ref] = items
+    # The edition's tasks (seed 000): one item per task, its inputs from the locked generator or the lock itself.
+    from lrc.runtime.tasks import items as task_items
+
+    for ref, task in task_items.generate(plan, seed).items():
+        out[ref] = [task]
     return out
 
 
@@ -93,3 +98,6 @@ def write(items: dict[str, list[Item]], out: Path) -> None:
                     _put(out / "items" / "blobs" / "sha256" / hexdigest, data)
                     manifest[name] = {"sha256": hexdigest, "size": len(data)}
                 _put(folder / "files.json", canonical_file(manifest))
+            expected = getattr(item, "oracle", None)  # a task's expected artifact: graded against, never shown
+            if isinstance(expected, bytes):
+                _put(out / "items" / "blobs" / "sha256" / hashlib.sha256(expected).hexdigest(), expected)

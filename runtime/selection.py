@@ -7,7 +7,8 @@ these flags), so a later execute without a selection completes it.
 
 - `--models M1,M2`: only those models' runs (exact model ids of the plan).
 - `--workloads W1,W2`: only those workloads' runs; a workload is named by its ref
-  (`triage.ap-inbox.v2`) or by its id (`triage.ap-inbox`).
+  (`triage.ap-inbox.v2`) or by its id (`triage.ap-inbox`); a task (seed 000) likewise
+  (`fa.fix-sign.v1`, `fa.fix-sign`).
 - `--limit N`: only the first N items of each cell, by item index (deterministic); a limit at
   or above n selects every item.
 - `--shard i/N`: the runs whose run key's stable digest falls in part i of N (sha256 of the
@@ -60,10 +61,11 @@ def check(plan: dict[str, Any], options: "RunOptions") -> tuple[set[str] | None,
     if options.models is not None:
         models = _resolve("model", options.models, list(plan["models"]), {})
     if options.workloads is not None:
-        refs = list(plan["workloads"])
+        named = {**plan["workloads"], **(plan.get("tasks") or {})}  # a task is selected like a workload
+        refs = list(named)
         aliases: dict[str, list[str]] = {}
         for ref in refs:
-            aliases.setdefault(plan["workloads"][ref]["spec"]["id"], []).append(ref)
+            aliases.setdefault(named[ref]["spec"]["id"], []).append(ref)
         workloads = _resolve("workload", options.workloads, refs, aliases)
     return models, workloads
 

@@ -225,3 +225,27 @@ def test_a_broken_reference_fails_execute_and_report_with_exit_5(calib_project: 
     assert rep.returncode == 5, rep.stdout + rep.stderr
     assert _summary(out)["calibration"] == calib
     assert "lrc report: calibration failed in 1 cell(s)" in rep.stderr
+
+
+# -- tasks (seed 000): the same check over the task cells -----------------------------------------
+
+TASK_ORACLE_BROKEN = """
+from lrc.runtime.tasks import reference as ref
+def oracle(self, messages, tools, item=None):
+    return self._reply("null", messages)  # hands the input back: the task cannot pass
+ref.TaskPolicies.oracle = oracle
+"""
+
+
+def test_a_broken_task_oracle_fails_calibration_with_exit_5(tmp_path: Path):
+    from helpers import zygote
+
+    out = tmp_path / "out"
+    res = zygote.run(["execute", str(REPO / "generated" / "demo" / "plan.lock"), "--out", str(out), "--no-progress",
+                      "--workloads", "fa.fix-sign", "--models", "lrc/oracle,lrc/null"], dict(os.environ), REPO, 600,
+                     preamble=TASK_ORACLE_BROKEN)
+    assert res.returncode == 5, res.stdout + res.stderr
+    calib = _summary(out)["calibration"]
+    assert calib["ok"] is False
+    assert [(f["workload"], f["model"], f["passes"], f["n"]) for f in calib["failures"]] == [("fa.fix-sign.v2", "lrc/oracle", 0, 1)]
+    assert "fa.fix-sign.v2 / lrc/oracle / agentic" in res.stderr

@@ -40,6 +40,8 @@ PARTIAL_TEXT = "partial run"
 def fake_runs(n: int = N, plan: dict = PLAN):
     """The plan's runs over stand-in items (a run key needs only the item's id and index)."""
     items = {w: [SimpleNamespace(item_id=f"{w.split('.')[1]}-{i:02d}", index=i) for i in range(n)] for w in plan["workloads"]}
+    # A task (seed 000) has one item, its task id.
+    items.update({ref: [SimpleNamespace(item_id=entry["spec"]["id"], index=0)] for ref, entry in (plan.get("tasks") or {}).items()})
     return plan_runs(plan, items)
 
 
@@ -51,6 +53,14 @@ def keys(runs) -> set[str]:
 
 
 # -- the selection ---------------------------------------------------------------------------
+
+def test_a_task_is_selected_by_its_ref_or_id_like_a_workload():
+    by_id = selection.select(PLAN, RUNS, RunOptions(workloads=("fa.fix-sign",)))
+    by_ref = selection.select(PLAN, RUNS, RunOptions(workloads=("fa.fix-sign.v2",), models=("lrc/oracle",)))
+    assert [(r.workload, r.model, r.system, r.item_id) for r in by_id] == [
+        ("fa.fix-sign.v2", m, "agentic", "fa.fix-sign") for m in MODELS]
+    assert [r.key for r in by_ref] == ["fa.fix-sign.v2|lrc/oracle|agentic|fa.fix-sign|r1"]
+
 
 @pytest.mark.parametrize("models,workloads,limit", [
     (("lrc/null",), None, None),
@@ -74,7 +84,7 @@ def test_selection_is_exactly_the_runs_named(models, workloads, limit):
     cells = {(r.workload, r.model, r.system) for r in chosen}
     for cell in cells:  # the first `limit` items of every selected cell, by index
         indexes = sorted(r.item_index for r in chosen if (r.workload, r.model, r.system) == cell)
-        assert indexes == list(range(min(limit or N, N)))
+        assert indexes == list(range(min(limit or N, N if cell[0] in PLAN["workloads"] else 1)))  # a task has one item
 
 
 @pytest.mark.parametrize("limit", [N, N + 1, 10 * N, 10**9])

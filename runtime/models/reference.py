@@ -5,7 +5,7 @@ keys or network, and they bound every workload from both sides:
 
 - `lrc/oracle` answers from the item's answer key, but only for what it can see in the
   conversation; it must pass 100% (the infrastructure check, never scored);
-- `lrc/null` answers nothing; it must pass 0%;
+- `lrc/null` answers nothing (on a task: submits the input unchanged); it must pass 0%;
 - `lrc/baseline` is each workload's deterministic non-LLM heuristic: an honest floor.
 
 The workload's behaviour comes from its `reference` component; the current workload and
@@ -31,7 +31,7 @@ from lrc.runtime.models import offline  # noqa: F401 - must precede the litellm 
 from lrc.runtime.workloads.base import Item, Reply
 
 COMPONENT_ID = "lrc.reference-models"
-COMPONENT_VERSION = 3
+COMPONENT_VERSION = 4
 
 PROVIDER = "lrc"
 MODELS = ("oracle", "null", "baseline")
@@ -85,9 +85,12 @@ def _plain_messages(messages: list[Any]) -> list[dict[str, Any]]:
 def respond(model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> Reply:
     """The reference policy's reply; raises LookupError outside a run."""
     name = model.split("/", 1)[-1]
-    if name == "null":
-        return Reply(content="")
     ctx = CURRENT.get()
+    if name == "null":
+        # A task's null policy hands the input back through `submit` (lrc.runtime.tasks.reference);
+        # a workload's null answers nothing.
+        task_null = getattr(ctx.policies, "null", None) if ctx is not None else None
+        return task_null(messages, tools, ctx.item) if task_null is not None else Reply(content="")
     if ctx is None:
         raise LookupError("lrc reference models run only inside `lrc execute` (no current item)")
     if name == "oracle":

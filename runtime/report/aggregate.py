@@ -40,7 +40,8 @@ DEFAULT_REPLICATES = 2000
 
 _STATUSES = ("graded", "infra_excluded")
 _VERDICTS = ("pass", "partial", "fail")
-_OUTCOMES = ("answered", "step_cap", "refusal", "no_answer", "invalid_output", "infra_error")
+_OUTCOMES = ("answered", "step_cap", "refusal", "no_answer", "invalid_output", "infra_error",
+             "budget_exceeded")  # a task run over its budget (seed 000): tokens, tool calls or wall time
 _TOKEN_KEYS = ("input", "cached_input", "cache_write", "output", "reasoning")
 _COUNT_COLUMNS = (
     "passes", "partials", "infra_excluded", "infra_retries", "step_cap", "refusals", "no_answer",

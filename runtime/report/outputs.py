@@ -8,8 +8,9 @@ sorted and free of wall-clock data, so a resumed run writes the same bytes as an
 uninterrupted one.
 
 This module is the `lrc.analysis` code component: its fingerprint covers it and everything
-it imports (grading, aggregation, statistics, pricing, the rate card, the calibration check),
-the code that computes every published figure. An edition pins it (`analysis:`), the lock
+it imports (grading, aggregation, statistics, pricing, the rate card, the calibration check,
+and for seed-000 tasks `lrc.runtime.tasks`: their prompt, runner, reference policies' tools,
+validators and reports), the code that computes every published figure. An edition pins it (`analysis:`), the lock
 records its fingerprint, and `lrc execute`/`lrc report` refuse to run with other code.
 """
 
@@ -34,9 +35,10 @@ from lrc.runtime.pricing import call_cost, decimal_str, price_for
 from lrc.runtime.report import aggregate as agg
 from lrc.runtime.report import calibration_text
 from lrc.runtime.report.ratecard import PARTIAL_NOTE, rate_card_markdown
+from lrc.runtime.tasks import report as task_report
 
 COMPONENT_ID = "lrc.analysis"
-COMPONENT_VERSION = 6
+COMPONENT_VERSION = 7
 
 TRACE_FORMAT = 1
 
@@ -352,6 +354,13 @@ def forecast_markdown(table: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _joined_calibration(workloads: dict[str, Any], tasks: dict[str, Any]) -> dict[str, Any]:
+    """One calibration verdict over the workload cells and the task cells (a task cell's
+    `workload` is its task ref): oracle n/n and null 0/n in every one of them."""
+    return {"ok": workloads["ok"] and tasks["ok"], "cells_checked": workloads["cells_checked"] + tasks["cells_checked"],
+            "failures": workloads["failures"] + tasks["failures"], "unjudged": workloads["unjudged"] + tasks["unjudged"]}
+
+
 def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dict[str, list], modules: dict[str, ModuleType],
               journal, out: Path, forecast: dict[str, Any] | None = None, seed: str | None = None) -> Summary:
     """`forecast`: `lrc.runtime.estimate.for_report` of the plan, set beside the actual cost (None: none).
@@ -375,6 +384,8 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
              "paid_cost": Decimal(0), "origins": {}}
     reuse_by_cell: dict[tuple[str, str, str], list] = {}
     for spec in runs:
+        if spec.workload not in plan["workloads"]:  # a task run (seed 000): task_report below
+            continue
         workload = plan["workloads"][spec.workload]
         model = plan["models"][spec.model]
         calls = [c for c in calls_by_run.get(spec.key, []) if spec.key in journal.runs or spec.key in journal.exhausted]
@@ -482,18 +493,30 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
             "human_review": _human_review(workload, evaluation, review.get((spec.workload, spec.model, spec.system))),
             **({"judge": _judge_trace(evaluation, journal, spec.key, judges)} if spec.workload in judged_workloads else {}),
         })
+    task_records, task_incomplete = task_report.write_runs(
+        lock, plan, runs, items, journal, out, calls_by_run,
+        {"software": versions, "folder_coverage": folder_coverage, "operation_of": lambda key: operation_of(journal, key)},
+        _dump_run, _put, slug)
+    incomplete += task_incomplete
     edition = edition_view(plan, lock)
     partial = covered["partial"]
     cells = agg.aggregate(records, edition, partial=partial, notes=_review_notes(plan, review, judged_workloads, runs, journal))
+    # Tasks are their own cells (task × model × system): never in a workload's rate line or in cells.csv.
+    task_cells = agg.aggregate(task_records, edition, partial=partial)
+    tasks_block = task_report.summary_block(plan, task_cells, task_records) if task_report.locktasks.tasks(plan) else None
     # A partial folder derives nothing: no cheapest qualifier, frontier premium or multiplier.
     derived = (f"{PARTIAL_NOTE} ({covered['not_run']} of {covered['planned']} planned runs not run): "
                f"no rates, qualifying verdicts, frontier premiums or agentic multipliers") if partial else agg.derived(cells, edition)
     agg.write_cells(cells, out)
-    calibration = agg.calibration(cells)
+    calibration = _joined_calibration(agg.calibration(cells), agg.calibration(task_cells))
     reused_notes = {key: (n, origin) for key, (n, origin) in reuse_by_cell.items()}
     card = rate_card_markdown(cells, derived, edition, covered, reused=reused_notes,
                               reuse_totals=(reuse["reused_calls"], reuse["reused_calls"] + reuse["paid_calls"],
                                             reuse["reused_cost"], reuse["reused_origin_cost"], reuse["paid_cost"]))
+    if tasks_block is not None:  # the tasks' table goes above the footer
+        head, rule, footer = card.rpartition("\n---\n")
+        section = task_report.rate_card_section(tasks_block)
+        card = head + section + rule + footer if rule else card + section
     _write_text(out / "rate-card.md", card)
     compared = forecast_vs_actual(records, forecast) if forecast is not None else None
     if compared is not None:
@@ -506,6 +529,7 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
         "derived": json.loads(json.dumps(derived, default=str)), "calibration": calibration, "software": versions,
         "operation": operation_summary(journal),
         **({"judge": judge_summary(plan, cells, review)} if judged_workloads else {}),
+        **({"tasks": tasks_block} if tasks_block is not None else {}),
         "response_cache": {
             "reused_calls": reuse["reused_calls"],
             "reused_cost_usd": decimal_str(reuse["reused_cost"]),  # at this lock's prices: in cost and CPO

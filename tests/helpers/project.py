@@ -120,10 +120,11 @@ class CompileFailed(AssertionError):
 
 
 def build_project(root: Path, api_base: str, n_per_cell: int = 15, max_concurrency: int = 4,
-                  reference_models: Sequence[str] = ("lrc/baseline",)) -> Path:
+                  reference_models: Sequence[str] = ("lrc/baseline",), edition_extra: str = "") -> Path:
     """Copy specs/ and schemas/ into `root`, add the local edition, compile; the local plan.lock
     path. The stub model's endpoint, key variable and concurrency go to `root/run-profile.yaml`
-    (`profile_of(lock)`), which `run_lrc("execute", lock, ...)` passes unless told otherwise."""
+    (`profile_of(lock)`), which `run_lrc("execute", lock, ...)` passes unless told otherwise.
+    `edition_extra`: YAML appended to the local edition (e.g. a `tasks:` block)."""
     from lrc.compiler.pipeline import compile_project
 
     root.mkdir(parents=True, exist_ok=True)
@@ -137,7 +138,7 @@ def build_project(root: Path, api_base: str, n_per_cell: int = 15, max_concurren
         # (a fresh ledger, never the repository's) states its own, smaller n.
         standard.write_text(text[:found.start(1)] + str(n_per_cell) + text[found.end(1):], encoding="utf-8")
     (root / "specs" / "editions" / "local.yaml").write_text(
-        local_edition_yaml(None, n_per_cell, None, reference_models), encoding="utf-8")
+        local_edition_yaml(None, n_per_cell, None, reference_models) + edition_extra, encoding="utf-8")
     (root / PROFILE).write_text(local_profile_yaml(api_base, max_concurrency), encoding="utf-8")
     result = compile_project(root)
     if result.diagnostics.has_errors:

@@ -78,7 +78,8 @@ def shared_execute(tmp_path_factory: pytest.TempPathFactory, name: str, args: li
 
 
 SMALL_N = 2
-"""n_per_cell of the small demo: every workload, system and model of the demo at 2 items a cell."""
+"""n_per_cell of the small demo: every workload, system and model of the demo at 2 items a cell
+(and none of its tasks)."""
 
 
 def build_small_demo(folder: Path) -> None:
@@ -100,6 +101,14 @@ def build_small_demo(folder: Path) -> None:
         text, count = re.subn(pattern, rf"\g<1>{SMALL_N}", path.read_text(encoding="utf-8"))
         assert count == 1, rel
         path.write_text(text, encoding="utf-8")
+    # Without the edition's tasks (seed 000): a task has one item whatever n is, and grading a
+    # workbook costs about a second, so they would add most of the small demo's time to every test
+    # that executes or rebuilds it. tests/test_task_e2e.py covers the tasks' run-folder properties
+    # (identical bytes, report from the journal, resume) and the full demo run runs them.
+    path = folder / "specs" / "editions" / "demo.yaml"
+    text, count = re.subn(r"(?ms)^tasks:\n(?:[ #].*?\n|\n)*\Z", "", path.read_text(encoding="utf-8"))
+    assert count == 1, "the demo edition's tasks block (at its end)"
+    path.write_text(text, encoding="utf-8")
     result = compile_project(folder)
     assert not result.diagnostics.has_errors, "\n".join(str(d) for d in result.diagnostics.sorted())
 

@@ -11,7 +11,9 @@ policy the embedded `lrc/baseline` model runs in-process, so a stub-served cell 
 exactly like the `lrc/baseline` cell on the same items. Other behaviours, for model-failure
 tests: `garbage` (non-JSON text instead of an answer in single-shot requests) and `endless`
 (always calls `list_emails` in agentic requests, so the step cap is hit); they touch
-different systems, so `garbage+endless` applies both in one run.
+different systems, so `garbage+endless` applies both in one run. `task` serves scripted tool
+calls for a seed-000 task run (`reset(task_turns=...)`: one list of calls per turn, counted
+from the assistant messages of the request, so a replay gets the same turn).
 
 Token usage is computed deterministically from the request and the reply
 (ceil(chars / 4) of the canonical JSON of messages + tools, and of the reply), with a fixed
@@ -45,7 +47,7 @@ from lrc.runtime.workloads.triage_ap_inbox.reference import baseline
 CREATED = 1764374400  # fixed: responses carry no wall-clock data
 CACHED_SHARE = 4  # cached_tokens = prompt_tokens // CACHED_SHARE (a fixed, non-zero share)
 GARBAGE = "Sure! Here are the labels: invoice, invoice, statement... (this is not JSON)"
-BEHAVIOURS = ("baseline", "garbage", "endless")
+BEHAVIOURS = ("baseline", "garbage", "endless", "task")
 
 
 def canonical(value: Any) -> str:
@@ -132,12 +134,24 @@ class Record:
         return bool(self.authorization)
 
 
-def reply_for(body: dict[str, Any], behaviour: str) -> dict[str, Any]:
-    """The OpenAI chat.completion for a request, computed from the request alone."""
+def reply_for(body: dict[str, Any], behaviour: str, task_turns: list[list[dict[str, Any]]] | None = None) -> dict[str, Any]:
+    """The OpenAI chat.completion for a request, computed from the request alone (and, for the
+    `task` behaviour, the scripted turns: turn N is served after N assistant messages)."""
     messages = body.get("messages") or []
     tools = body.get("tools") or None
     modes = set(behaviour.split("+"))
-    if "garbage" in modes and tools is None:
+    raw_arguments: dict[str, str] = {}
+    if "task" in modes:
+        step = sum(1 for m in messages if m.get("role") == "assistant")
+        turns = task_turns or []
+        calls = []
+        for n, c in enumerate(turns[step] if step < len(turns) else [], 1):
+            call_id = f"call_{step + 1}_{n}"
+            calls.append({"id": call_id, "name": c["name"], "arguments": c.get("arguments", {})})
+            if "raw_arguments" in c:  # hostile: sent as this exact text, not as JSON of a dict
+                raw_arguments[call_id] = c["raw_arguments"]
+        content = None if calls else "Done."
+    elif "garbage" in modes and tools is None:
         content, calls = GARBAGE, []
     elif "endless" in modes and tools is not None:
         step = sum(1 for m in messages if m.get("role") == "assistant") + 1
@@ -147,7 +161,7 @@ def reply_for(body: dict[str, Any], behaviour: str) -> dict[str, Any]:
         content = reply.content
         calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls]
     tool_calls = [{"id": c["id"], "type": "function",
-                   "function": {"name": c["name"], "arguments": json.dumps(c["arguments"], sort_keys=True)}}
+                   "function": {"name": c["name"], "arguments": raw_arguments.get(c["id"], json.dumps(c["arguments"], sort_keys=True))}}
                   for c in calls]
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if tool_calls:
@@ -254,7 +268,7 @@ class _Handler(BaseHTTPRequestHandler):
                 record.status = 200
                 record.response = {"raw": raw_reply[:200].decode("utf-8", "replace")}
                 return
-            response = reply_for(body, behaviour)
+            response = reply_for(body, behaviour, stub.task_turns)
             self._send_json(200, response)
             record.status = 200
             record.response = response
@@ -293,6 +307,7 @@ class StubServer:
         #: body -> raw response bytes (sent with status 200) or None for the normal reply: a
         #: hostile provider or model, for fuzzing (the bytes need not be valid JSON at all).
         self.reply_hook: Callable[[dict[str, Any]], bytes | None] | None = None
+        self.task_turns: list[list[dict[str, Any]]] = []  # the `task` behaviour's scripted tool calls
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._released = threading.Event()  # wakes requests held by a "hang" fault
@@ -354,8 +369,11 @@ class StubServer:
 
     def reset(self, behaviour: str = "baseline", faults: Iterable[Fault] = (), delay: float = 0.0,
               behaviours: dict[str, str] | None = None,
-              reply_hook: Callable[[dict[str, Any]], bytes | None] | None = None) -> None:
-        """Forget recorded requests and set a new behaviour, faults and delay."""
+              reply_hook: Callable[[dict[str, Any]], bytes | None] | None = None,
+              task_turns: list[list[dict[str, Any]]] | None = None) -> None:
+        """Forget recorded requests and set a new behaviour, faults and delay. `task_turns`:
+        the tool calls the `task` behaviour serves, one list per assistant turn (each call
+        `{"name", "arguments"}`, or `"raw_arguments"`: a string sent as it is)."""
         if not set(behaviour.split("+")) <= set(BEHAVIOURS):
             raise ValueError(f"unknown behaviour {behaviour!r}; known: {BEHAVIOURS}, or several joined by '+'")
         self._released.set()  # let requests held by the previous faults go
@@ -367,6 +385,7 @@ class StubServer:
             self.behaviours = dict(behaviours or {})
             self.delay = delay
             self.reply_hook = reply_hook
+            self.task_turns = list(task_turns or [])
 
     def set_faults(self, faults: Iterable[Fault]) -> None:
         with self._lock:

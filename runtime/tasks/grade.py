@@ -1,0 +1,79 @@
+"""A task run's verdict: the eight validator families over the files it saved.
+
+Why the order and the rules: a run that did not end normally (budget or step cap exceeded,
+refusal, unreadable reply, no answer) is a fail with its reason, and no validator is run on a
+job that was not handed in. Otherwise every declared check runs on the saved outputs beside
+the inputs (`validators.run_all(checks, Submission(inputs, outputs))`); the agent's files are
+hostile input, which the validators open through `safezip` and recalculate through
+`recalc.recalculate`, its public function (its limits are its own). Each result is
+`{id, version, status, severity, observed, expected, location, message}`.
+
+- pass: every check passes. A check that could not be decided (`error`) is never a pass;
+- partial: some checks pass, some do not (seed 000 records partial completion apart; it
+  counts as not passed);
+- fail: no check passes, or the run did not end normally.
+
+Failure categories come from the checks that did not pass (their spec's `failure_category`,
+in the spec's order, the first being the primary one; a check in `error` counts like a
+failed one); a partial run adds `partial-completion`; a run over its budget is
+`budget-exceeded`. Every category is one of specs/taxonomies/failure-taxonomy.yaml.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+from lrc.runtime.artifacts.validators import run_all
+from lrc.runtime.artifacts.views import Submission
+from lrc.runtime.checks.results import result
+
+OUTCOME_CATEGORY = {"step_cap": "budget-exceeded", "budget_exceeded": "budget-exceeded", "refusal": "refusal",
+                    "no_answer": "task-incomplete", "invalid_output": "task-incomplete"}
+
+
+def outputs_of(run: dict[str, Any]) -> dict[str, bytes]:
+    """The files the run saved, decoded from its journal record. An entry that does not decode
+    (a damaged record) is left out: the validators then find the file missing, a fail."""
+    files: dict[str, bytes] = {}
+    for name, data in sorted(((run.get("task") or {}).get("outputs") or {}).items()):
+        try:
+            files[name] = base64.b64decode(data, validate=True)
+        except (binascii.Error, TypeError, ValueError):
+            continue
+    return files
+
+
+def _outcome_result(run: dict[str, Any]) -> dict[str, Any]:
+    outcome = run["outcome"]
+    exceeded = (run.get("task") or {}).get("exceeded")
+    if exceeded:
+        return result("lrc.task-budget", 1, "fail", observed=f"{exceeded['limit']}: {exceeded['observed']}",
+                      expected=f"{exceeded['limit']} within {exceeded['allowed']}", location=f"step {run['steps']}",
+                      message=f"the run exceeded its task budget ({exceeded['limit']}); a budget fail is never retried")
+    message = {"refusal": "the model refused", "no_answer": "the model stopped without submitting",
+               "invalid_output": "a reply could not be read"}.get(outcome, outcome)
+    return result("lrc.run-outcome", 1, "fail", observed=outcome, expected="a submitted artifact", location=f"step {run['steps']}",
+                  message=message)
+
+
+def grade(item: Any, run: dict[str, Any]) -> dict[str, Any]:
+    """The evaluation of one journaled task run of `item` (a `tasks.items.TaskItem`)."""
+    outcome = run["outcome"]
+    if outcome != "answered":
+        return {"results": [_outcome_result(run)], "verdict": "fail", "outcome": outcome,
+                "failure_categories": [OUTCOME_CATEGORY.get(outcome, "task-incomplete")]}
+    results = run_all(item.checks, Submission(inputs=dict(item.files), outputs=outputs_of(run)))
+    categories: list[str] = []
+    for check, res in zip(item.checks, results):
+        if res["status"] == "pass":
+            continue
+        category = check["failure_category"]  # an undecided check (error) is not a pass either
+        if category not in categories:
+            categories.append(category)
+    passed = sum(1 for r in results if r["status"] == "pass")
+    verdict = "pass" if passed == len(results) and results else ("partial" if passed else "fail")
+    if verdict == "partial" and "partial-completion" not in categories:
+        categories.append("partial-completion")
+    return {"results": results, "verdict": verdict, "outcome": "answered", "failure_categories": categories}

@@ -1,0 +1,217 @@
+"""One task run: a private copy of the inputs, the permitted tools, the agentic loop under the
+task's budget, and what the run leaves for grading and the trace.
+
+Why it wraps the edition's agentic system instead of having a loop of its own: a task is
+measured under the same loop as the agentic workloads (`lrc.system.agentic`, pinned by the
+edition). What a task adds is enforced around it:
+
+- the toolbox (`ArtifactToolbox`) over a copy of the inputs in the run's own scratch folder
+  (OUT/work/<task>/<model>/<system>/<id>.r<N>/, rewritten from the item at every attempt, so a
+  resumed run replays its journaled calls on the same files, and removed once the run is
+  journaled), **restricted** to the spec's
+  `permitted_tools` plus `submit`: only those schemas are sent, and a call of any other tool is
+  an error result the model sees, never run;
+- the **budget** (seed 000: a maximum execution budget per task): `max_steps` is the loop's step
+  cap (the smaller of the task's and the system's); `max_tool_calls` and `max_tokens` (input +
+  output, every request of the run) are counted as each reply arrives, before any of its tool
+  calls runs; `max_wall_seconds` is checked before every request and tool call and enforced by a
+  hard timeout around the loop. Exceeding one ends the run as a fail with its reason
+  (`budget_exceeded`, or `step_cap` for steps); a model failure is never retried. Wall time is
+  this execute's plus the journaled latency of calls an earlier execute made, and it is never
+  written to a trace (it would make outputs differ between two executes);
+- the record: the files as saved (base64: `lrc report` grades from the journal alone), every
+  mutation the toolbox recorded, and the budget as used.
+
+Tool arguments are the model's, hence hostile: the loop parses them with limits and the
+toolbox checks each one; a bad argument is a tool error, never an exception into the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+from lrc.runtime.artifacts.toolbox import ArtifactToolbox, ToolOutcome
+from lrc.runtime.systems.base import RunContext, Turn
+
+TERMINAL = "submit"
+
+
+class Exceeded(Exception):
+    """The run went over one limit of its task budget."""
+
+    def __init__(self, limit: str, observed: Any, allowed: Any):
+        super().__init__(f"{limit}: {observed} > {allowed}")
+        self.limit, self.observed, self.allowed = limit, observed, allowed
+
+
+def known_tools() -> list[str]:
+    """Every tool the artifact toolbox has, in its fixed order."""
+    return [s["function"]["name"] for s in ArtifactToolbox.tools()]
+
+
+def tool_schemas(permitted: list[str]) -> list[dict[str, Any]]:
+    """The schemas a run is sent: the permitted tools and submit, in the toolbox's order."""
+    allowed = set(permitted) | {TERMINAL}
+    return [s for s in ArtifactToolbox.tools() if s["function"]["name"] in allowed]
+
+
+class Meter:
+    """What the run has used of its budget."""
+
+    def __init__(self, budget: dict[str, Any], clock: Callable[[], float] = time.monotonic):
+        self.budget = budget
+        self.clock = clock
+        self.started = clock()
+        self.earlier_seconds = 0.0  # journaled latency of calls an earlier execute made
+        self.steps = self.tool_calls = self.tokens = 0
+
+    def wall(self) -> float:
+        return self.clock() - self.started + self.earlier_seconds
+
+    def check_wall(self) -> None:
+        if self.wall() > self.budget["max_wall_seconds"]:
+            raise Exceeded("max_wall_seconds", f"{self.wall():.1f} s", f"{self.budget['max_wall_seconds']} s")
+
+    def after_turn(self, turn: Turn, usage: dict[str, Any]) -> None:
+        self.steps += 1
+        self.tokens += int(usage.get("input", 0) or 0) + int(usage.get("output", 0) or 0)
+        self.tool_calls += len(turn.message.get("tool_calls") or [])
+        if self.tokens > self.budget["max_tokens"]:
+            raise Exceeded("max_tokens", self.tokens, self.budget["max_tokens"])
+        cap = self.budget.get("max_tool_calls")
+        if cap is not None and self.tool_calls > cap:
+            raise Exceeded("max_tool_calls", self.tool_calls, cap)
+
+    def used(self) -> dict[str, int]:
+        return {"steps": self.steps, "tool_calls": self.tool_calls, "tokens": self.tokens}
+
+
+class PermittedToolbox:
+    """The toolbox as a task's model may use it: its permitted tools and submit, under the wall budget."""
+
+    def __init__(self, inner: ArtifactToolbox, permitted: list[str], meter: Meter):
+        self.inner = inner
+        self.permitted = sorted(set(permitted) | {TERMINAL})
+        self.meter = meter
+
+    def call(self, name: Any, arguments: Any) -> ToolOutcome:
+        if name not in self.permitted:
+            return ToolOutcome(f"error: tool {str(name)[:60]!r} is not permitted in this task; permitted: "
+                               f"{', '.join(self.permitted)}", is_error=True)
+        self.meter.check_wall()
+        return self.inner.call(name, arguments)
+
+
+@dataclass
+class TaskRun:
+    """What the runtime hands one task run."""
+
+    item: Any  # tasks.items.TaskItem
+    system: dict[str, Any]  # the agentic system's locked spec
+    loop: Any  # its implementation module (`run(RunContext) -> RunOutcome`)
+    call: Callable[[int, list[dict[str, Any]], list[dict[str, Any]] | None], Awaitable[Turn]]
+    usage_of: Callable[[int], dict[str, Any]]  # the journaled usage of step N (after the call returned)
+    earlier_latency: Callable[[int], float | None]  # seconds, when step N was journaled by an earlier execute
+    work: Path  # the run's private folder
+
+
+def _encoded(files: dict[str, bytes]) -> dict[str, str]:
+    return {name: base64.b64encode(data).decode("ascii") for name, data in sorted(files.items())}
+
+
+async def run(task: TaskRun) -> dict[str, Any]:
+    """The run's journal fields (outcome, steps, transcript, events, answer, and `task`)."""
+    item = task.item
+    budget = item.context["budget"]
+    meter = Meter(budget)
+    inner = await asyncio.to_thread(ArtifactToolbox, task.work, item.files)
+    toolbox = PermittedToolbox(inner, item.context["permitted_tools"], meter)
+    seen: dict[str, Any] = {"messages": None, "turn": None}
+
+    async def metered(step: int, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> Turn:
+        seen["messages"], seen["turn"] = messages, None
+        earlier = task.earlier_latency(step)
+        if earlier is None:
+            meter.check_wall()
+        turn = await task.call(step, messages, tools)
+        if earlier is not None:
+            meter.earlier_seconds += earlier
+        seen["turn"] = turn
+        meter.after_turn(turn, task.usage_of(step))
+        return turn
+
+    max_steps = min(int(budget["max_steps"]), int(task.system.get("max_steps", budget["max_steps"])))
+    ctx = RunContext(messages=[dict(m) for m in _prompt(item)], tools=tool_schemas(item.context["permitted_tools"]),
+                     terminal_tools=[TERMINAL], max_steps=max_steps, call=metered, toolbox=toolbox)
+    exceeded: Exceeded | None = None
+    try:
+        outcome = await asyncio.wait_for(task.loop.run(ctx), timeout=float(budget["max_wall_seconds"]))
+    except Exceeded as exc:
+        exceeded = exc
+    except (asyncio.TimeoutError, TimeoutError):
+        exceeded = Exceeded("max_wall_seconds", f"over {budget['max_wall_seconds']} s", f"{budget['max_wall_seconds']} s")
+    outputs = await asyncio.to_thread(inner.outputs)
+    record: dict[str, Any]
+    if exceeded is None:
+        record = {"outcome": outcome.outcome, "steps": outcome.steps, "answer_text": outcome.answer_text, "answer": outcome.answer,
+                  "submitted": outcome.submitted, "transcript": outcome.transcript, "events": outcome.events}
+        if outcome.outcome == "step_cap":
+            exceeded_info = {"limit": "max_steps", "observed": outcome.steps + 1, "allowed": max_steps}
+        else:
+            exceeded_info = None
+    else:
+        transcript = list(seen["messages"] or [])
+        if seen["turn"] is not None:
+            transcript.append(seen["turn"].message)
+        record = {"outcome": "budget_exceeded", "steps": meter.steps, "answer_text": None, "answer": None, "submitted": False,
+                  "transcript": transcript,
+                  "events": [{"step": meter.steps, "event": "stop", "reason": "task budget", "limit": exceeded.limit}]}
+        exceeded_info = {"limit": exceeded.limit, "observed": exceeded.observed, "allowed": exceeded.allowed}
+    if exceeded_info is not None and exceeded_info["limit"] == "max_wall_seconds":
+        exceeded_info = {**exceeded_info, "observed": "over the limit"}  # no wall clock in what is graded or traced
+    record["task"] = {"outputs": _encoded(outputs), "mutations": inner.mutations, "used": meter.used(), "exceeded": exceeded_info}
+    return record
+
+
+def earlier_latency(journal: Any, run: str, step: int, before: set) -> float | None:
+    """Seconds the provider took for step `step` of `run` when an earlier execute journaled it
+    (None: this execute makes the call). A resumed task run counts them against its wall budget."""
+    if (run, step) not in before:
+        return None
+    return max(0, int(journal.calls[(run, step)].get("latency_ms") or 0)) / 1000
+
+
+def work_folder(out: Path | None, spec: Any) -> Path:
+    """The private folder a task run works in: OUT/work/<task>/<model>/<system>/<id>.r<N>/, its
+    own scratch copy of the inputs, removed once the run is journaled (the saved files are in the
+    run record; `lrc report` writes them under OUT/runs/, which stays a function of the journal)."""
+    from lrc.runtime.report.outputs import slug  # here, not at import: outputs imports this module
+
+    if out is None:
+        raise ValueError("a task run needs the output folder")
+    return out / "work" / spec.workload / slug(spec.model) / spec.system / f"{spec.item_id}.r{spec.repetition}"
+
+
+def remove_work_folder(out: Path, spec: Any) -> None:
+    """Remove a journaled run's scratch folder, and its parents up to OUT/work once they are empty."""
+    folder = work_folder(out, spec)
+    shutil.rmtree(folder, ignore_errors=True)
+    for parent in folder.parents:
+        if parent == out:
+            break
+        try:
+            parent.rmdir()
+        except OSError:  # not empty: another run's scratch copy is still there
+            break
+
+
+def _prompt(item: Any) -> list[dict[str, Any]]:
+    from lrc.runtime.tasks import prompt
+
+    return prompt.messages(item.context)

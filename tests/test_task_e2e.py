@@ -1,0 +1,210 @@
+"""Seed-000 tasks end to end through `lrc execute` (real subprocesses, litellm's real path).
+
+- the demo edition's four tasks on the reference models (the shared demo run, conftest.py
+  `demo_run`): the oracle passes each, the null model hands the input back and fails, the
+  baseline makes a partial job; calibration holds over the task cells; every run has its
+  manifest, trace (with the file mutations) and evaluation; the summary carries the split
+  manifest and the task hashes;
+- determinism: the tasks executed again into another folder give the same item bytes,
+  evaluations, traces and saved files;
+- a task run against the local stub server (tests/helpers/stub_server.py, behaviour `task`):
+  hostile tool calls come back as tool errors, the scripted fix passes, only the permitted
+  tools are offered; a resume repays nothing, and a run whose record was lost (killed after
+  its calls were acknowledged) is made again from the journal without one request.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from helpers.project import STUB_MODEL, build_project, journal_records, lrc_env, run_lrc, tree
+from support import REPO
+
+LOCK = REPO / "generated" / "demo" / "plan.lock"
+TASKS = ("fa.extend-quarter.v2", "fa.fix-cash-flow.v2", "fa.fix-sign.v2", "fa.refresh-deck-table.v2")
+VALIDATOR_KEYS = {"id", "version", "status", "severity", "observed", "expected", "location", "message"}
+
+
+@pytest.fixture
+def demo(demo_run):
+    out, res = demo_run
+    assert res.returncode == 0, res.stdout + res.stderr
+    return out
+
+
+def _cells(out: Path) -> dict[tuple[str, str], dict]:
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    return {(c["task"], c["model"]): c for c in summary["tasks"]["cells"]}
+
+
+def test_the_demo_runs_its_tasks_oracle_passes_null_fails_baseline_partial(demo):
+    cells = _cells(demo)
+    assert sorted({t for t, _ in cells}) == list(TASKS)
+    for task in TASKS:
+        oracle, null, baseline = (cells[(task, m)] for m in ("lrc/oracle", "lrc/null", "lrc/baseline"))
+        assert (oracle["passes"], oracle["n"]) == (1, 1), oracle
+        assert null["passes"] == 0 and null["n"] == 1, null
+        assert baseline["passes"] == 0 and baseline["partials"] == 1, baseline
+        assert oracle["pass_rate"] == "1/1" and oracle["wilson_95"][0] < 1 and oracle["cost_usd"] == "0"
+    summary = json.loads((demo / "summary.json").read_text(encoding="utf-8"))
+    assert summary["calibration"]["ok"] and not summary["calibration"]["failures"]
+    assert {f["workload"] for f in summary["calibration"]["failures"]} == set()
+    assert summary["tasks"]["split_manifest"] == {t: "dev" for t in TASKS}
+    assert summary["tasks"]["test_task_hashes"] == {}
+    assert set(summary["tasks"]["task_hashes"]) == set(TASKS)
+    card = (demo / "rate-card.md").read_text(encoding="utf-8")
+    assert "## Reliability tasks (seed 000)" in card and "| fa.fix-sign.v2 | dev | lrc/oracle" in card
+
+
+def test_every_task_run_has_its_manifest_trace_and_evaluation(demo):
+    lock = json.loads(LOCK.read_bytes())
+    for task in TASKS:
+        entry = lock["plan"]["tasks"][task]
+        for model in ("lrc__oracle", "lrc__null", "lrc__baseline"):
+            folder = demo / "runs" / task / model / "agentic" / f"{entry['spec']['id']}.r1"
+            manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+            trace = json.loads((folder / "trace.json").read_text(encoding="utf-8"))
+            evaluation = json.loads((folder / "evaluation.json").read_text(encoding="utf-8"))
+            assert manifest["task"]["task_hash"] == entry["task_hash"]
+            assert manifest["validator_commit"] == entry["validators"]
+            assert manifest["prompts"]["task"].startswith("sha256:") and manifest["tool_schema_digest"].startswith("sha256:")
+            assert evaluation["validators"] and all(set(r) == VALIDATOR_KEYS for r in evaluation["validators"])
+            assert (evaluation["verdict"] == "pass") == (model == "lrc__oracle")
+            assert trace["stop"]["submitted_through_tool"] is True
+            saved = {p.name: p.read_bytes() for p in (folder / "output").iterdir()}
+            assert {n: f"sha256:{__import__('hashlib').sha256(b).hexdigest()}" for n, b in saved.items()} == \
+                {n: o["sha256"] for n, o in trace["outputs"].items()}
+            if model != "lrc__null":
+                assert [m for m in trace["file_mutations"] if m["tool"] != "save"], "the trace holds the mutations"
+            else:
+                assert trace["file_mutations"] == [] and evaluation["primary_failure_category"]
+    assert not (demo / "work").exists(), "scratch copies are removed once journaled"
+
+
+SUBSET = ("fa.fix-sign", "fa.refresh-deck-table")
+
+
+@pytest.fixture(scope="module")
+def subset(tmp_path_factory) -> Path:
+    """Two of the demo's tasks executed into a folder of their own (a partial folder: exit 0)."""
+    out = tmp_path_factory.mktemp("tasks-subset") / "out"
+    res = run_lrc("execute", LOCK, "--out", out, "--workloads", ",".join(SUBSET))
+    assert res.returncode == 0, res.stdout + res.stderr
+    return out
+
+
+def test_two_executes_give_identical_task_items_and_results(demo, subset):
+    out = subset
+    for sub in ("items/fa.fix-sign.v2", "items/fa.refresh-deck-table.v2", "runs/fa.fix-sign.v2", "runs/fa.refresh-deck-table.v2"):
+        again, first = tree(out / sub), tree(demo / sub)
+        assert again and again.keys() == first.keys(), sub
+        differing = sorted(k for k in again if again[k] != first[k] and not k.endswith("manifest.json"))
+        assert differing == [], differing  # a manifest's folder coverage differs: this folder is partial
+    for name, data in tree(out / "items" / "blobs").items():
+        assert (demo / "items" / "blobs" / name).read_bytes() == data
+
+
+def test_report_rebuilds_the_task_results_from_the_journal_alone(subset, tmp_path):
+    out = tmp_path / "rebuilt"
+    out.mkdir()
+    shutil.copy(subset / "journal.jsonl", out / "journal.jsonl")
+    res = run_lrc("report", LOCK, "--out", out)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert tree(out / "runs") == tree(subset / "runs")
+    for name in ("summary.json", "rate-card.md"):
+        assert (out / name).read_bytes() == (subset / name).read_bytes(), name
+
+
+# -- against the local stub server ---------------------------------------------------------
+
+TASK_EDITION = "fa.fix-sign.v2"
+KEY = "sk-lrc-test-task-3c1d9e7a"
+
+
+def _execute_stub(lock: Path, out: Path):
+    """Only the stub model's run of the task (the folder is partial: exit 0)."""
+    return run_lrc("execute", lock, "--out", out, "--workloads", "fa.fix-sign", "--models", STUB_MODEL, env=lrc_env(KEY))
+
+
+@pytest.fixture(scope="module")
+def task_lock(stub, tmp_path_factory) -> Path:
+    """A project whose local edition lists the fix-sign task beside triage (2 items a cell)."""
+    return build_project(tmp_path_factory.mktemp("task-project"), stub.api_base, n_per_cell=2,
+                         edition_extra=f"tasks:\n  dev:\n    - {TASK_EDITION}\n")
+
+
+def _scripted_turns() -> list[list[dict]]:
+    """A hostile first turn, then the oracle's fix (computed here, as a model would find it)."""
+    from lrc.runtime.lock import format as lockformat
+    from lrc.runtime.tasks import items
+    from lrc.runtime.tasks.reference import TaskPolicies
+
+    plan = lockformat.loads(LOCK.read_bytes())["plan"]
+    item = items.build(plan, TASK_EDITION, plan["tasks"][TASK_EDITION], plan["seed"]["value"], 0)
+    hostile = [
+        {"name": "read_range", "arguments": {"file": "../../journal.jsonl", "sheet": "IS", "range": "A1"}},
+        {"name": "write_cells", "raw_arguments": "{\"file\": \"model.xlsx\", \"cells\": [{"},
+        {"name": "insert_rows", "arguments": {"file": "model.xlsx", "sheet": "IS", "before": 2, "count": 1}},
+        {"name": "write_cells", "arguments": {"file": "model.xlsx", "cells": [{"cell": "IS!A1", "value": "x" * 50_000}]}},
+    ]
+    policy, turns, messages = TaskPolicies(item), [hostile], [{"role": "assistant"}]
+    while (reply := policy.oracle(messages[1:], None)).tool_calls:
+        turns.append([{"name": c.name, "arguments": c.arguments} for c in reply.tool_calls])
+        messages.append({"role": "assistant"})
+    return turns
+
+
+@pytest.fixture(scope="module")
+def stub_task_run(stub, task_lock, tmp_path_factory):
+    stub.reset(behaviour="task", task_turns=_scripted_turns())
+    out = tmp_path_factory.mktemp("stub-task") / "out"
+    res = _execute_stub(task_lock, out)
+    return out, res, stub.snapshot()
+
+
+def _stub_run_folder(out: Path) -> Path:
+    return out / "runs" / TASK_EDITION / "openai__stub-model" / "agentic" / "fa.fix-sign.r1"
+
+
+def test_a_task_run_against_the_stub_server_passes_through_hostile_calls(stub_task_run):
+    out, res, requests = stub_task_run
+    assert res.returncode == 0, res.stdout + res.stderr
+    folder = _stub_run_folder(out)
+    evaluation = json.loads((folder / "evaluation.json").read_text(encoding="utf-8"))
+    trace = json.loads((folder / "trace.json").read_text(encoding="utf-8"))
+    assert evaluation["verdict"] == "pass", evaluation
+    tool_results = [m["content"] for m in trace["messages"] if m.get("role") == "tool"]
+    assert all(t.startswith("error:") for t in tool_results[:4]), tool_results[:4]
+    assert "not permitted" in tool_results[2]
+    assert [e["error"] for e in trace["events"] if e["event"] == "tool_call"][:4] == [True] * 4
+    offered = {t["function"]["name"] for t in requests[0].body["tools"]}
+    lock = json.loads(LOCK.read_bytes())
+    assert offered == set(lock["plan"]["tasks"][TASK_EDITION]["spec"]["permitted_tools"]) | {"submit"}
+    assert "journal" not in json.dumps([m for m in trace["file_mutations"]])
+    calls = [r for r in journal_records(out) if r["type"] == "call"]
+    assert len(calls) == len(requests) == len(_scripted_turns())
+
+
+def test_a_resumed_task_run_repays_nothing(stub, stub_task_run, task_lock, tmp_path):
+    out0, res0, _ = stub_task_run
+    out = tmp_path / "out"
+    shutil.copytree(out0, out)
+    before = (_stub_run_folder(out) / "evaluation.json").read_bytes()
+    # A kill after every call was acknowledged but before the run's record: drop that record.
+    journal = out / "journal.jsonl"
+    lines = journal.read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = [ln for ln in lines if not (json.loads(ln).get("type") == "run" and json.loads(ln)["workload"] == TASK_EDITION)]
+    assert len(kept) == len(lines) - 1
+    journal.write_text("".join(kept), encoding="utf-8")
+    (out / ".lrc-outputs.json").unlink(missing_ok=True)
+    stub.reset(behaviour="task", task_turns=[])  # a request now would get no fix: the run would fail
+    res = _execute_stub(task_lock, out)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert stub.count == 0, "a journaled call was made again"
+    assert (_stub_run_folder(out) / "evaluation.json").read_bytes() == before
+    again = _execute_stub(task_lock, out)
+    assert again.returncode == 0 and stub.count == 0

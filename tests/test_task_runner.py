@@ -1,0 +1,163 @@
+"""The task runner in-process (`lrc.runtime.tasks`): hostile tool arguments are tool errors,
+the budget ends a run as a fail with its reason, every mutation reaches the record, and the
+grade follows the validators. The loop is the edition's agentic system itself; the model is a
+scripted `call`, so these run in a second and never touch litellm."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lrc.runtime.lock import format as lockformat
+from lrc.runtime.systems import agentic
+from lrc.runtime.systems.base import Turn
+from lrc.runtime.tasks import grade, items, planning, runner
+from support import REPO
+
+LOCK = REPO / "generated" / "demo" / "plan.lock"
+TASK = "fa.fix-sign.v2"
+
+
+@pytest.fixture(scope="module")
+def plan() -> dict[str, Any]:
+    return lockformat.loads(LOCK.read_bytes())["plan"]
+
+
+@pytest.fixture(scope="module")
+def item(plan):
+    return items.build(plan, TASK, plan["tasks"][TASK], plan["seed"]["value"], 0)
+
+
+def _turn(*calls: tuple[str, Any]) -> Turn:
+    tool_calls = [{"id": f"c{n}", "type": "function",
+                   "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)}}
+                  for n, (name, args) in enumerate(calls, 1)]
+    return Turn({"role": "assistant", "content": None, "tool_calls": tool_calls}, "tool_calls")
+
+
+def _run(plan, item, work: Path, turns: list[Turn], budget: dict[str, Any] | None = None, usage: int = 10) -> dict[str, Any]:
+    if budget is not None:
+        item = items.TaskItem(item.ref, item.index, item.item_id, {**item.context, "budget": {**item.context["budget"], **budget}},
+                              item.answer_key, item.files, item.oracle, item.checks)
+    sent: list[list[dict[str, Any]]] = []
+
+    async def call(step, messages, tools):
+        sent.append(tools)
+        return turns[step - 1] if step <= len(turns) else Turn({"role": "assistant", "content": "done"}, "stop")
+
+    record = asyncio.run(runner.run(runner.TaskRun(
+        item=item, system=planning.system_spec(plan, "agentic"), loop=agentic, call=call,
+        usage_of=lambda step: {"input": usage, "output": 0}, earlier_latency=lambda step: None, work=work)))
+    record["_tools_sent"] = sent
+    return record
+
+
+def _oracle_turns(item) -> list[Turn]:
+    from lrc.runtime.tasks.reference import TaskPolicies
+
+    policy, messages, turns = TaskPolicies(item), [], []
+    while True:
+        reply = policy.oracle(messages, None)
+        if not reply.tool_calls:
+            return turns
+        turns.append(_turn(*[(c.name, c.arguments) for c in reply.tool_calls]))
+        messages.append({"role": "assistant"})
+
+
+def test_hostile_tool_arguments_are_tool_errors_and_change_nothing(plan, item, tmp_path):
+    hostile = _turn(
+        ("read_range", {"file": "../../../etc/passwd", "sheet": "IS", "range": "A1"}),
+        ("read_range", {"file": "/etc/passwd", "sheet": "IS", "range": "A1"}),
+        ("write_cells", "{not json"),
+        ("write_cells", "[1, 2]"),
+        ("write_cells", {"file": "model.xlsx", "cells": [{"cell": "IS!A1", "value": "x" * 100_000}]}),
+        ("write_cells", {"file": "model.xlsx", "cells": [{"cell": "ZZZ99999999", "value": 1}]}),
+        ("insert_rows", {"file": "model.xlsx", "sheet": "IS", "before": 2, "count": 1}),  # not permitted in this task
+        ("no_such_tool", {}),
+        ("write_cells", {"file": "model.xlsx", "cells": [{"cell": "IS!A1", "formula": "=WEBSERVICE(\"http://x\")"}]}),
+    )
+    record = _run(plan, item, tmp_path / "work", [hostile, _turn(("submit", {}))])
+    results = [m for m in record["transcript"] if m.get("role") == "tool"]
+    assert len(results) == 10
+    assert all(r["content"].startswith("error:") for r in results[:-1]), [r["content"][:80] for r in results]
+    assert "not permitted" in results[6]["content"]
+    assert record["outcome"] == "answered" and record["submitted"]
+    assert [m for m in record["task"]["mutations"] if m["tool"] != "save"] == []
+    assert sorted(p.name for p in (tmp_path / "work").iterdir()) == ["model.xlsx"]
+    assert grade.outputs_of(record) == item.files  # the input, unchanged
+    names = {t["function"]["name"] for t in record["_tools_sent"][0]}
+    assert names == set(item.context["permitted_tools"]) | {"submit"}
+
+
+def test_the_oracle_run_passes_and_records_every_mutation(plan, item, tmp_path):
+    record = _run(plan, item, tmp_path / "work", _oracle_turns(item))
+    assert record["outcome"] == "answered"
+    cells = [m for m in record["task"]["mutations"] if m["tool"] == "write_cells"]
+    assert cells and all(set(m) == {"tool", "file", "location", "old", "new"} for m in cells)
+    assert record["task"]["mutations"][-1]["tool"] == "save"
+    evaluation = grade.grade(item, record)
+    assert evaluation["verdict"] == "pass", evaluation
+    assert {r["id"] for r in evaluation["results"]} == {c["validator"] for c in item.checks}
+    for r in evaluation["results"]:
+        assert set(r) == {"id", "version", "status", "severity", "observed", "expected", "location", "message"}
+    assert record["task"]["exceeded"] is None
+
+
+def test_null_hands_back_the_input_and_fails(plan, item, tmp_path):
+    record = _run(plan, item, tmp_path / "work", [_turn(("submit", {}))])
+    evaluation = grade.grade(item, record)
+    assert evaluation["verdict"] in ("fail", "partial")
+    assert evaluation["failure_categories"][0] in {c["failure_category"] for c in item.checks}
+
+
+@pytest.mark.parametrize(("budget", "limit"), [
+    ({"max_tool_calls": 2}, "max_tool_calls"),
+    ({"max_tokens": 15}, "max_tokens"),
+    ({"max_wall_seconds": 0}, "max_wall_seconds"),
+])
+def test_exceeding_the_budget_is_a_fail_with_its_reason(plan, item, tmp_path, budget, limit):
+    turns = [_turn(("list_sheets", {"file": "model.xlsx"}))] * 5
+    record = _run(plan, item, tmp_path / "work", turns, budget=budget)
+    assert record["outcome"] == "budget_exceeded"
+    assert record["task"]["exceeded"]["limit"] == limit
+    evaluation = grade.grade(item, record)
+    assert evaluation["verdict"] == "fail"
+    assert evaluation["failure_categories"] == ["budget-exceeded"]
+    assert evaluation["results"][0]["id"] == "lrc.task-budget"
+
+
+def test_the_step_cap_is_the_smaller_of_the_task_and_the_system(plan, item, tmp_path):
+    turns = [_turn(("list_sheets", {"file": "model.xlsx"}))] * 30
+    record = _run(plan, item, tmp_path / "work", turns, budget={"max_steps": 3})
+    assert record["outcome"] == "step_cap" and record["steps"] == 3
+    assert record["task"]["exceeded"]["limit"] == "max_steps"
+    assert grade.grade(item, record)["failure_categories"] == ["budget-exceeded"]
+
+
+def test_a_task_without_an_agentic_system_or_with_an_unknown_tool_is_refused(plan):
+    no_agentic = {**plan, "edition": {**plan["edition"], "spec": {**plan["edition"]["spec"], "systems": ["single-shot.v2"]}}}
+    assert any("no agentic system" in p for p in planning.problems(no_agentic))
+    entry = plan["tasks"][TASK]
+    odd = {**plan, "tasks": {**plan["tasks"], TASK: {**entry, "spec": {**entry["spec"], "permitted_tools": ["recalculate"]}}}}
+    assert any("recalculate" in p for p in planning.problems(odd))
+    assert planning.problems(plan) == []
+
+
+def test_the_prompt_shows_the_objective_and_files_never_the_expected_artifact(item):
+    from lrc.runtime.tasks import prompt
+
+    text = json.dumps(prompt.messages(item.context))
+    assert item.context["objective"][:40] in text and "model.xlsx" in text
+    assert item.answer_key["expected"]["sha256"] not in text
+    assert "Inputs!" not in text  # no seeded check parameter (the formula the oracle writes)
+
+
+def test_a_saved_file_that_does_not_decode_is_a_missing_file_and_fails(item):
+    record = {"outcome": "answered", "steps": 1, "task": {"outputs": {"model.xlsx": "not base64 !!!"}}}
+    evaluation = grade.grade(item, record)
+    assert evaluation["verdict"] == "fail"
+    assert all(r["status"] != "pass" for r in evaluation["results"])
