@@ -123,10 +123,10 @@ def set_text(frame, text: str) -> None:
         p._p.getparent().remove(p._p)
 
 
-def _text(args: Mapping[str, Any], session: Session) -> str:
-    text = string(args["text"], "text", session.limits.max_text_chars, empty=True)
+def _text(args: Mapping[str, Any], session: Session, key: str = "text") -> str:
+    text = string(args[key], key, session.limits.max_text_chars, empty=True)
     if any(ord(ch) < 32 and ch not in "\n\t\v" for ch in text):
-        raise ToolError("text may contain line breaks (\\n between paragraphs, \\v inside one) and tabs, "
+        raise ToolError(f"{key} may contain line breaks (\\n between paragraphs, \\v inside one) and tabs, "
                         "but no other control characters")
     return text
 
@@ -232,7 +232,7 @@ def add_slide(prs, args: Mapping[str, Any], session: Session) -> str:
     name = string(args["layout"], "layout", 100)
     if name not in layouts:
         raise ToolError(f"the deck has no layout {name!r}; its layouts are {', '.join(repr(n) for n in layouts)}")
-    title_text = _text({"text": args["title"]}, session)
+    title_text = _text(args, session, "title")
     count = len(prs.slides)
     if count >= session.limits.max_slides:
         raise ToolError(f"the deck already has {count:,} slides, the limit")
