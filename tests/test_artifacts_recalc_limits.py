@@ -8,6 +8,7 @@ import pytest
 from openpyxl import Workbook
 from openpyxl.workbook.defined_name import DefinedName
 
+from helpers.artifacts import task as make_task
 from lrc.runtime.artifacts import recalc, recalc_worker, safezip, tasks, validators
 from lrc.runtime.artifacts.deterministic import workbook_bytes
 from lrc.runtime.artifacts.views import Submission
@@ -88,7 +89,7 @@ def test_the_memory_limit_is_what_stops_a_hungry_worker():
 
 
 def test_a_refused_book_is_an_error_for_every_numeric_validator():
-    task = tasks.make("fix-sign", "limits")
+    task = make_task("fix-sign", "limits")
     from openpyxl import load_workbook
     import io
 
