@@ -130,6 +130,7 @@ def test_an_unknown_kind_is_refused_with_the_known_ones():
         tasks.make("no-such-kind", SEED)
 
 
+@pytest.mark.slow  # opens every file of all 18 kinds
 def test_every_function_the_tasks_use_is_one_the_engine_evaluates(made):
     from lrc.runtime.artifacts import recalc, safezip
 
@@ -143,10 +144,10 @@ def test_every_function_the_tasks_use_is_one_the_engine_evaluates(made):
     assert used <= recalc.supported_functions()
 
 
-SUMMARY_SEEDS = ["c", "policies", *(f"ties-{n}" for n in range(38))]  # 40: two reported, 38 more
+SUMMARY_SEEDS = ["c", "policies", *(f"ties-{n}" for n in range(38))]  # 40: the two reported, 38 more (slow)
 
 
-@pytest.mark.parametrize("seed", [s if s in ("c", "policies") else pytest.param(s, marks=pytest.mark.slow)
+@pytest.mark.parametrize("seed", [s if s == "c" else pytest.param(s, marks=pytest.mark.slow)
                                   for s in SUMMARY_SEEDS])
 def test_the_deck_oracle_ties_to_the_recalculated_model_on_every_seed(seed):
     """The deck's figures come from `model.reference_values` (exact Decimal, ROUND half away

@@ -26,8 +26,11 @@ import pytest
 from lrc.runtime.artifacts import recalc, recalc_worker, tasks
 
 # One kind per family, kept in the default run: a statement repair, a schedule roll-forward,
-# a DCF (its new sheet), and two deck kinds (a table refresh; a restored slide with a new chart).
-REPRESENTATIVE = ("fix-cash-flow", "roll-debt-forward", "build-dcf", "refresh-deck-table", "add-required-slide")
+# a DCF (its new sheet) and a deck kind (a restored slide with a new chart; refresh-deck-table,
+# the other deck kind, is what the toolbox, validator, mutant and agentic-loop tests use).
+REPRESENTATIVE = ("fix-cash-flow", "roll-debt-forward", "build-dcf", "add-required-slide")
+# The two kinds the toolbox's add_slide / add_chart and the differ's style matching exist for.
+NEWLY_COVERED = ("build-dcf", "add-required-slide")
 assert set(REPRESENTATIVE) <= set(tasks.KINDS)
 
 
