@@ -99,13 +99,13 @@ def test_the_lock_with_tasks_is_byte_identical_across_compiles(fresh_project: Pa
 def test_the_demo_lock_holds_its_tasks_with_generator_fingerprints() -> None:
     lock = lockformat.loads((REPO / "generated/demo/plan.lock").read_bytes())
     plan = lock["plan"]
-    assert sorted(plan["tasks"]) == ["fa.extend-quarter.v2", "fa.fix-cash-flow.v2", "fa.fix-sign.v2", "fa.refresh-deck-table.v2"]
+    assert sorted(plan["tasks"]) == ["fa.extend-quarter.v3", "fa.fix-cash-flow.v3", "fa.fix-sign.v3", "fa.refresh-deck-table.v3"]
     assert plan["splits"]["test_hashes"] == {} and set(plan["splits"]["tasks"].values()) == {"dev"}
     for entry in plan["tasks"].values():
         for item in entry["inputs"]:
             assert item["origin"] == "generated"
             assert item["fingerprint"] == plan["code"][item["generator"]]["fingerprint"]
-    assert [i["name"] for i in plan["tasks"]["fa.refresh-deck-table.v2"]["inputs"]] == ["model.xlsx", "deck.pptx"]
+    assert [i["name"] for i in plan["tasks"]["fa.refresh-deck-table.v3"]["inputs"]] == ["model.xlsx", "deck.pptx"]
     assert lock_tasks.verify(plan) == []
 
 
