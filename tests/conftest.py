@@ -88,3 +88,19 @@ def stub() -> StubServer:
     finally:
         server.stop()
         assert not server.handler_threads(), "stub server handler threads survived stop()"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _cached_recalculation(request: pytest.FixtureRequest):
+    """The artifact tests share one recalculation per distinct workbook (helpers.artifacts says
+    why); the engine's own tests (test_artifacts_recalc*.py) always run it for real."""
+    name = request.module.__name__.rpartition(".")[2]
+    if not name.startswith("test_artifacts") or name.startswith("test_artifacts_recalc"):
+        yield
+        return
+    from helpers import artifacts
+    from lrc.runtime.artifacts import recalc
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(recalc, "recalculate", artifacts.cached_recalculate)
+        yield

@@ -9,6 +9,7 @@ from decimal import Decimal
 
 import pytest
 
+from helpers.artifacts import task as make_task
 from lrc.runtime.artifacts import deck, model, tasks, validators
 from lrc.runtime.artifacts.deterministic import presentation_bytes, workbook_bytes
 from lrc.runtime.artifacts.views import Submission
@@ -18,7 +19,7 @@ SEED = "calibration"
 
 @pytest.fixture(scope="module")
 def made() -> dict[str, tasks.Task]:
-    return {kind: tasks.make(kind, SEED) for kind in ("extend-quarter", "refresh-deck-table")}
+    return {kind: make_task(kind, SEED) for kind in ("extend-quarter", "refresh-deck-table")}
 
 
 def grade(task: tasks.Task, output: bytes) -> list[dict]:

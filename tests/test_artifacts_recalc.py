@@ -17,7 +17,8 @@ def opened(data: bytes):
     return wb
 
 
-@pytest.mark.parametrize("seed", ["canary", "coverage-1", "coverage-2"])
+@pytest.mark.parametrize("seed", ["canary", pytest.param("coverage-1", marks=pytest.mark.slow),
+                                  pytest.param("coverage-2", marks=pytest.mark.slow)])
 def test_the_engine_matches_the_decimal_reference_to_the_cent(seed):
     a = model.assumptions(seed, 5)
     data = workbook_bytes(model.build(a))

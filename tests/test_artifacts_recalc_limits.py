@@ -8,6 +8,7 @@ import pytest
 from openpyxl import Workbook
 from openpyxl.workbook.defined_name import DefinedName
 
+from helpers.artifacts import task as make_task
 from lrc.runtime.artifacts import recalc, recalc_worker, safezip, tasks, validators
 from lrc.runtime.artifacts.deterministic import workbook_bytes
 from lrc.runtime.artifacts.views import Submission
@@ -54,20 +55,41 @@ def test_too_many_formulas_are_refused():
     assert "more than 100 formulas" in got.failure
 
 
-@pytest.mark.parametrize("limits,why", [
-    (recalc_worker.Limits(cpu_seconds=1), "more than 1 s of CPU"),
-    (recalc_worker.Limits(memory_bytes=20 * 2**20), "more than 20 MiB of memory"),
-    (recalc_worker.Limits(wall_seconds=0.2), "past the 0.2 s wall-clock limit"),
+# A book within the static bounds that the engine needs far more than 200 MiB for, and needs
+# it at once (one range of a million cells, loaded as one array): under a 20 MiB limit the
+# memory limit is reached within a second, long before the CPU (60 s) or wall-clock (120 s)
+# limits could be. The chain below grows its memory slowly over ~10-40 s of engine time, so
+# under load the CPU or wall clock could win that race: it proves those two limits instead.
+WIDE = {"B1": "=SUM(A1:J100000)"}
+
+
+@pytest.mark.parametrize("cells,limits,why", [
+    (chain(3_000), recalc_worker.Limits(cpu_seconds=1), "more than 1 s of CPU"),
+    (WIDE, recalc_worker.Limits(memory_bytes=20 * 2**20, cpu_seconds=60, wall_seconds=120.0), "more than 20 MiB of memory"),
+    (chain(3_000), recalc_worker.Limits(wall_seconds=0.2), "past the 0.2 s wall-clock limit"),
 ], ids=["cpu", "memory", "wall-clock"])
-def test_the_worker_stops_an_engine_that_exceeds_its_limits(limits, why):
-    data, wb = book(chain(3_000))  # within the static bounds, ~10 s of engine time here
+def test_the_worker_stops_an_engine_that_exceeds_its_limits(cells, limits, why):
+    data, wb = book(cells)
     got = recalc.recalculate(data, wb, limits=limits)
     assert got.failure.startswith("the recalculation engine") and why in got.failure, got.failure
     assert got.values == {}
 
 
+def test_the_memory_limit_is_what_stops_a_hungry_worker():
+    """The same allocation fails under the limit and succeeds above it: the limit, not the
+    machine or the load, decides (256 MiB, touched so it is really mapped)."""
+    def hungry() -> int:
+        block = bytearray(256 * 2**20)
+        block[:: 2**20] = b"x" * 256
+        return len(block)
+
+    assert recalc_worker.run_limited(hungry, recalc_worker.Limits(memory_bytes=64 * 2**20)) == \
+        (None, "it needed more than 64 MiB of memory")
+    assert recalc_worker.run_limited(hungry, recalc_worker.Limits(memory_bytes=1_024 * 2**20)) == (256 * 2**20, "")
+
+
 def test_a_refused_book_is_an_error_for_every_numeric_validator():
-    task = tasks.make("fix-sign", "limits")
+    task = make_task("fix-sign", "limits")
     from openpyxl import load_workbook
     import io
 

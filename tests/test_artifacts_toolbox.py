@@ -10,6 +10,7 @@ import zipfile
 
 import pytest
 
+from helpers.artifacts import task as make_task
 from lrc.runtime.artifacts import formulatext, model, tasks
 from lrc.runtime.artifacts.toolargs import Limits
 from lrc.runtime.artifacts.toolbox import ArtifactToolbox
@@ -20,7 +21,7 @@ BOOK, DECK = tasks.MODEL, tasks.DECK
 
 @pytest.fixture(scope="module")
 def files() -> dict[str, bytes]:
-    return dict(tasks.make("refresh-deck-table", SEED).inputs)
+    return dict(make_task("refresh-deck-table", SEED).inputs)
 
 
 @pytest.fixture
@@ -161,6 +162,42 @@ def test_hostile_write_arguments_are_tool_errors(tb, cells, why):
     ("set_defined_name", {"file": BOOK, "name": "Ext", "refers_to": "IS!$C$4+1"}, "not a range"),
     ("add_sheet", {"file": BOOK, "sheet": "IS"}, "already exists"),
     ("add_sheet", {"file": BOOK, "sheet": "a/b"}, "may not contain"),
+    ("add_slide", {"file": DECK, "layout": "No such layout", "title": "x"}, "no layout 'No such layout'"),
+    ("add_slide", {"file": DECK, "layout": "Title Only", "title": "x", "position": 6}, "between 1 and 5"),
+    ("add_slide", {"file": DECK, "layout": "Title Only", "title": "x", "position": 0}, "between 1 and 5"),
+    ("add_slide", {"file": DECK, "layout": "Title Only", "title": "a\x00b"}, "title contains a NUL"),
+    ("add_slide", {"file": DECK, "layout": "Title Only", "title": "a\x07b"}, "title may contain line breaks"),
+    ("add_slide", {"file": DECK, "layout": "Title Only", "title": "x" * 2_001}, "the limit is 2,000"),
+    ("add_slide", {"file": DECK, "layout": "Blank", "title": "x"}, "no title placeholder"),
+    ("add_slide", {"file": DECK, "layout": ["Title Only"], "title": "x"}, "must be a string"),
+    ("add_slide", {"file": DECK, "layout": "Title Only"}, "title"),
+    ("add_slide", {"file": BOOK, "layout": "Title Only", "title": "x"}, "not an pptx file"),
+    ("add_chart", {"file": DECK, "slide": 3, "shape": "Revenue chart", "chart_type": "column_clustered",
+                   "categories": ["a"], "series": [{"name": "s", "values": [1]}]}, "already has a shape"),
+    ("add_chart", {"file": DECK, "slide": 2, "shape": "New", "chart_type": "xy_scatter",
+                   "categories": ["a"], "series": [{"name": "s", "values": [1]}]}, "chart_type must be one of"),
+    ("add_chart", {"file": DECK, "slide": 2, "shape": "New", "chart_type": "line", "legend": "everywhere",
+                   "categories": ["a"], "series": [{"name": "s", "values": [1]}]}, "legend must be one of"),
+    ("add_chart", {"file": DECK, "slide": 2, "shape": "New", "chart_type": "line", "left": 13.0, "width": 1,
+                   "categories": ["a"], "series": [{"name": "s", "values": [1]}]}, "width must be between"),
+    ("add_chart", {"file": DECK, "slide": 2, "shape": "New", "chart_type": "line", "top": -1,
+                   "categories": ["a"], "series": [{"name": "s", "values": [1]}]}, "top must be between"),
+    ("add_chart", {"file": DECK, "slide": 2, "shape": "New", "chart_type": "line", "height": 1e300,
+                   "categories": ["a"], "series": [{"name": "s", "values": [1]}]}, "must be"),
+    ("add_chart", {"file": DECK, "slide": 2, "shape": " ", "chart_type": "line",
+                   "categories": ["a"], "series": [{"name": "s", "values": [1]}]}, "shape must"),
+    ("add_chart", {"file": DECK, "slide": 2, "shape": "a\tb", "chart_type": "line",
+                   "categories": ["a"], "series": [{"name": "s", "values": [1]}]}, "without control characters"),
+    ("add_chart", {"file": DECK, "slide": 2, "shape": "New", "chart_type": "line",
+                   "categories": ["a"] * 201, "series": [{"name": "s", "values": [1] * 201}]}, "the limit is 200"),
+    ("add_chart", {"file": DECK, "slide": 2, "shape": "New", "chart_type": "line",
+                   "categories": ["a"], "series": [{"name": "s", "values": [1]}] * 21}, "the limit is 20"),
+    ("add_chart", {"file": DECK, "slide": 2, "shape": "New", "chart_type": "line",
+                   "categories": ["a"], "series": [{"name": "s", "values": [float("nan")]}]}, "number"),
+    ("add_chart", {"file": DECK, "slide": 2, "shape": "New", "chart_type": "line", "number_format": "0\n0",
+                   "categories": ["a"], "series": [{"name": "s", "values": [1]}]}, "control characters"),
+    ("add_chart", {"file": DECK, "slide": 9, "shape": "New", "chart_type": "line",
+                   "categories": ["a"], "series": [{"name": "s", "values": [1]}]}, "between 1 and 4"),
     ("submit", {"files": ["model.xlsx"]}, "unexpected: files"),
     ("nope", {}, "unknown tool"),
 ])
@@ -325,6 +362,43 @@ def test_every_change_is_recorded_with_its_location_old_and_new(tb):
     assert tb.submitted["note"] == "done" and set(tb.submitted["files"]) == {BOOK, DECK}
 
 
+def test_a_new_slide_and_chart_are_real_objects_bounded_and_recorded(tb):
+    from pptx import Presentation
+
+    out = ok(tb, "add_slide", {"file": DECK, "layout": "Title Only", "title": "Margins", "position": 2})
+    assert "added slide 2 (Title Only)" in out and "5 slides" in out
+    ok(tb, "add_chart", {"file": DECK, "slide": 2, "shape": "Margin chart", "chart_type": "line_markers",
+                         "categories": ["Q1", "Q2"], "series": [{"name": "Margin", "values": [0.25, None]}],
+                         "number_format": "0.0%", "left": 1, "top": 1.5, "width": 6, "height": 4, "legend": "none"})
+    ok(tb, "set_chart_data", {"file": DECK, "slide": 2, "shape": "Margin chart", "categories": ["Q1", "Q2"],
+                              "series": [{"name": "Margin", "values": [0.25, 0.5]}]})
+    listed = json.loads(ok(tb, "list_slides", {"file": DECK}))
+    assert [s["title"] for s in listed["slides"]][:3] == [listed["slides"][0]["title"], "Margins", "Key figures"]
+    assert "Title Only" in listed["layouts"]
+    ok(tb, "submit", {})
+    seen = [(m["tool"], m["location"], m["old"]) for m in tb.mutations]
+    assert seen[:3] == [("add_slide", "slide 2", None), ("add_chart", "slide 2/Margin chart", None),
+                        ("set_chart_data", "slide 2/Margin chart/data", seen[2][2])]
+    assert tb.mutations[0]["new"] == {"layout": "Title Only", "title": "Margins"}
+    assert tb.mutations[1]["new"]["type"] == "LINE_MARKERS" and tb.mutations[1]["new"]["box_inches"] == [1, 1.5, 6, 4]
+    prs = Presentation(io.BytesIO(tb.outputs()[DECK]))
+    assert len(prs.slides) == 5 and prs.slides[1].slide_layout.name == "Title Only"
+    frame = next(s for s in prs.slides[1].shapes if s.name == "Margin chart")
+    assert frame.has_chart and not frame.chart.has_legend  # an editable chart, its data in its own workbook
+    assert frame.chart.part.chart_workbook.xlsx_part is not None
+    assert [list(s.values) for s in frame.chart.plots[0].series] == [[0.25, 0.5]]
+
+
+def test_slides_and_shapes_are_bounded(tmp_path, files):
+    tb = ArtifactToolbox(tmp_path / "run", files, limits=Limits(max_slides=5, max_shapes=3))
+    ok(tb, "add_slide", {"file": DECK, "layout": "Title Only", "title": "Fifth"})
+    assert "already has 5 slides" in error(tb, "add_slide", {"file": DECK, "layout": "Title Only", "title": "Sixth"})
+    chart = {"file": DECK, "slide": 5, "chart_type": "pie", "categories": ["a"], "series": [{"name": "s", "values": [1]}]}
+    ok(tb, "add_chart", {**chart, "shape": "One"})
+    ok(tb, "add_chart", {**chart, "shape": "Two"})
+    assert "already has 3 shapes" in error(tb, "add_chart", {**chart, "shape": "Three"})
+
+
 def test_a_table_edit_keeps_the_cell_formatting_and_a_chart_stays_a_chart(tb):
     from pptx import Presentation
 
@@ -353,6 +427,9 @@ def test_the_same_calls_give_the_same_bytes(tmp_path, files):
              ("edit_table_cell", {"file": DECK, "slide": 2, "shape": "Key figures", "row": 3, "column": 2, "text": "2.00"}),
              ("set_chart_data", {"file": DECK, "slide": 3, "shape": "Revenue chart", "categories": ["a"],
                                  "series": [{"name": "Revenue", "values": [1]}]}),
+             ("add_slide", {"file": DECK, "layout": "Title Only", "title": "Again", "position": 1}),
+             ("add_chart", {"file": DECK, "slide": 1, "shape": "C", "chart_type": "bar_clustered", "categories": ["a", "b"],
+                            "series": [{"name": "s", "values": [1, 2.5]}]}),
              ("submit", {})]
     outputs = []
     for n in range(2):

@@ -10,6 +10,7 @@ from decimal import Decimal
 
 import pytest
 
+from helpers.artifacts import task as make_task
 from lrc.runtime.artifacts import model, tasks, validators
 from lrc.runtime.artifacts.deterministic import workbook_bytes
 from lrc.runtime.artifacts.views import Submission
@@ -19,7 +20,7 @@ SEED = "validators"
 
 @pytest.fixture(scope="module")
 def extend() -> tasks.Task:
-    return tasks.make("extend-quarter", SEED)
+    return make_task("extend-quarter", SEED)
 
 
 def check(task: tasks.Task, vid: str) -> dict:
@@ -113,7 +114,7 @@ def test_a_deck_table_turned_into_text_fails_preservation_and_ties():
     from lrc.runtime.artifacts import deck
     from lrc.runtime.artifacts.deterministic import presentation_bytes
 
-    task = tasks.make("refresh-deck-table", SEED)
+    task = make_task("refresh-deck-table", SEED)
     prs = Presentation(io.BytesIO(task.oracle))
     slide = prs.slides[1]
     frame = next(s for s in slide.shapes if s.name == deck.TABLE_SHAPE)
@@ -131,6 +132,6 @@ def test_a_deck_table_turned_into_text_fails_preservation_and_ties():
 def test_the_model_with_more_quarters_still_passes_its_own_identities():
     a = model.assumptions("validators-8", 8)
     data = workbook_bytes(model.build(a))
-    task = tasks.make("extend-quarter", SEED)
+    task = make_task("extend-quarter", SEED)
     got = validators.run(check(task, "fa.identities"), Submission({tasks.MODEL: data}, {tasks.MODEL: data}))
     assert got["status"] == "pass"

@@ -25,7 +25,7 @@ from helpers.project import STUB_MODEL, build_project, journal_records, lrc_env,
 from support import REPO
 
 LOCK = REPO / "generated" / "demo" / "plan.lock"
-TASKS = ("fa.extend-quarter.v3", "fa.fix-cash-flow.v3", "fa.fix-sign.v3", "fa.refresh-deck-table.v3")
+TASKS = ("fa.extend-quarter.v4", "fa.fix-cash-flow.v4", "fa.fix-sign.v4", "fa.refresh-deck-table.v4")
 VALIDATOR_KEYS = {"id", "version", "status", "severity", "observed", "expected", "location", "message"}
 
 
@@ -57,7 +57,7 @@ def test_the_demo_runs_its_tasks_oracle_passes_null_fails_baseline_partial(demo)
     assert summary["tasks"]["test_task_hashes"] == {}
     assert set(summary["tasks"]["task_hashes"]) == set(TASKS)
     card = (demo / "rate-card.md").read_text(encoding="utf-8")
-    assert "## Reliability tasks (seed 000)" in card and "| fa.fix-sign.v3 | dev | lrc/oracle" in card
+    assert "## Reliability tasks (seed 000)" in card and "| fa.fix-sign.v4 | dev | lrc/oracle" in card
 
 
 def test_every_task_run_has_its_manifest_trace_and_evaluation(demo):
@@ -99,7 +99,7 @@ def subset(tmp_path_factory) -> Path:
 
 def test_two_executes_give_identical_task_items_and_results(demo, subset):
     out = subset
-    for sub in ("items/fa.fix-sign.v3", "items/fa.refresh-deck-table.v3", "runs/fa.fix-sign.v3", "runs/fa.refresh-deck-table.v3"):
+    for sub in ("items/fa.fix-sign.v4", "items/fa.refresh-deck-table.v4", "runs/fa.fix-sign.v4", "runs/fa.refresh-deck-table.v4"):
         again, first = tree(out / sub), tree(demo / sub)
         assert again and again.keys() == first.keys(), sub
         differing = sorted(k for k in again if again[k] != first[k] and not k.endswith("manifest.json"))
@@ -121,7 +121,7 @@ def test_report_rebuilds_the_task_results_from_the_journal_alone(subset, tmp_pat
 
 # -- against the local stub server ---------------------------------------------------------
 
-TASK_EDITION = "fa.fix-sign.v3"
+TASK_EDITION = "fa.fix-sign.v4"
 KEY = "sk-lrc-test-task-3c1d9e7a"
 
 

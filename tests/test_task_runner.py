@@ -19,7 +19,7 @@ from lrc.runtime.tasks import grade, items, planning, runner
 from support import REPO
 
 LOCK = REPO / "generated" / "demo" / "plan.lock"
-TASK = "fa.fix-sign.v3"
+TASK = "fa.fix-sign.v4"
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,13 @@ a chart stays a chart with its data range, a layout is never swapped — so the 
 objects in place and offer nothing that replaces one: text goes into an existing text frame
 (the first run of each paragraph keeps its formatting), a table cell's text into that cell,
 and chart data into the chart's own data (python-pptx `replace_data`, which rewrites the
-chart's embedded workbook and its caches and keeps the chart's type and formatting). There is
-no tool to add, delete or move a shape or slide.
+chart's embedded workbook and its caches and keeps the chart's type and formatting). Two
+tools add, and nothing deletes, moves or replaces: `add_slide` makes a slide from one of the
+deck's own layouts (the layout's placeholders, its title filled; never a new layout), and
+`add_chart` puts a new editable category chart (its data in its own embedded workbook, never a
+picture) on a slide — what restoring a lost slide takes. Both are bounded (`Limits.max_slides`,
+`max_shapes`, `max_categories`, `max_series`; a chart stays inside the slide) and recorded
+(`slide 3` with its layout and title; `slide 3/Revenue chart` with its type and data).
 
 Slides, table rows and columns are numbered from 1, as a person reads them; locations read
 `slide 2/Key figures/r2c3`. Each tool is `fn(prs, args, session) -> str`; a refused call
@@ -83,7 +88,7 @@ def list_slides(prs, args: Mapping[str, Any], session: Session) -> str:
     slides = [{"slide": n, "layout": s.slide_layout.name, "title": title(s),
                "shapes": [{"name": sh.name, "kind": kind(sh)} for sh in s.shapes]}
               for n, s in enumerate(prs.slides, start=1)]
-    return json.dumps({"slides": slides}, ensure_ascii=False)
+    return json.dumps({"slides": slides, "layouts": [layout.name for layout in prs.slide_layouts]}, ensure_ascii=False)
 
 
 def read_slide(prs, args: Mapping[str, Any], session: Session) -> str:
@@ -118,10 +123,10 @@ def set_text(frame, text: str) -> None:
         p._p.getparent().remove(p._p)
 
 
-def _text(args: Mapping[str, Any], session: Session) -> str:
-    text = string(args["text"], "text", session.limits.max_text_chars, empty=True)
+def _text(args: Mapping[str, Any], session: Session, key: str = "text") -> str:
+    text = string(args[key], key, session.limits.max_text_chars, empty=True)
     if any(ord(ch) < 32 and ch not in "\n\t\v" for ch in text):
-        raise ToolError("text may contain line breaks (\\n between paragraphs, \\v inside one) and tabs, "
+        raise ToolError(f"{key} may contain line breaks (\\n between paragraphs, \\v inside one) and tabs, "
                         "but no other control characters")
     return text
 
@@ -158,29 +163,19 @@ def edit_table_cell(prs, args: Mapping[str, Any], session: Session) -> str:
     return f"slide {n}/{shape.name}/r{r}c{c} now reads {cell.text[:200]!r}"
 
 
-def _number_format(chart) -> str:
+def number_format(chart) -> str:
+    """The number format of a chart's data (its first numCache's formatCode), General if none."""
     codes = [e.text for e in chart._chartSpace.iter(f"{_CHART_NS}numCache") for e in e.iter(f"{_CHART_NS}formatCode")]
     return codes[0] if codes and codes[0] else "General"
 
 
-def set_chart_data(prs, args: Mapping[str, Any], session: Session) -> str:
-    """New categories and series values for an existing category chart, which stays the same
-    chart (type, formatting, position) with its data in its own embedded workbook."""
-    only(args, "set_chart_data", ("file", "slide", "shape", "categories", "series"))
+def _chart_args(args: Mapping[str, Any], session: Session, number_format: str):
+    """A CategoryChartData of the call's `categories` and `series`, every entry checked first."""
     from pptx.chart.data import CategoryChartData
-    from pptx.enum.chart import XL_CHART_TYPE
 
-    n, slide = _slide(prs, args)
-    shape = _shape(slide, n, args["shape"])
-    if kind(shape) != "chart":
-        raise ToolError(f"{shape.name!r} on slide {n} is a {kind(shape)}, not a chart")
-    chart = shape.chart
-    if chart.chart_type in (XL_CHART_TYPE.XY_SCATTER, XL_CHART_TYPE.BUBBLE) or "XY_SCATTER" in str(chart.chart_type) \
-            or "BUBBLE" in str(chart.chart_type):
-        raise ToolError("only category charts (column, bar, line, pie, area) take new data here")
     limits = session.limits
     categories = [string(c, f"categories[{i}]", 100) for i, c in enumerate(items(args["categories"], "categories", limits.max_categories))]
-    data = CategoryChartData(number_format=_number_format(chart))
+    data = CategoryChartData(number_format=number_format)
     data.categories = categories
     for i, s in enumerate(items(args["series"], "series", limits.max_series)):
         if not isinstance(s, Mapping):
@@ -191,6 +186,24 @@ def set_chart_data(prs, args: Mapping[str, Any], session: Session) -> str:
             raise ToolError(f"series[{i}].values must be a list of {len(categories)} numbers (one per category) or nulls")
         data.add_series(string(s["name"], f"series[{i}].name", 100),
                         [None if v is None else float(number(v, f"series[{i}].values[{j}]")) for j, v in enumerate(values)])
+    return data
+
+
+def set_chart_data(prs, args: Mapping[str, Any], session: Session) -> str:
+    """New categories and series values for an existing category chart, which stays the same
+    chart (type, formatting, position) with its data in its own embedded workbook."""
+    only(args, "set_chart_data", ("file", "slide", "shape", "categories", "series"))
+    from pptx.enum.chart import XL_CHART_TYPE
+
+    n, slide = _slide(prs, args)
+    shape = _shape(slide, n, args["shape"])
+    if kind(shape) != "chart":
+        raise ToolError(f"{shape.name!r} on slide {n} is a {kind(shape)}, not a chart")
+    chart = shape.chart
+    if chart.chart_type in (XL_CHART_TYPE.XY_SCATTER, XL_CHART_TYPE.BUBBLE) or "XY_SCATTER" in str(chart.chart_type) \
+            or "BUBBLE" in str(chart.chart_type):
+        raise ToolError("only category charts (column, bar, line, pie, area) take new data here")
+    data = _chart_args(args, session, number_format(chart))
     old = chart_data(chart)
     chart.replace_data(data)
     new = chart_data(chart)
@@ -199,3 +212,99 @@ def set_chart_data(prs, args: Mapping[str, Any], session: Session) -> str:
                        {"categories": old["categories"], "series": old["series"]},
                        {"categories": new["categories"], "series": new["series"]})
     return f"slide {n}/{shape.name} now charts {len(new['series'])} series over {len(new['categories'])} categories"
+
+
+# The category chart types add_chart makes (lower-case python-pptx names): editable charts whose
+# data is categories by series, the kind set_chart_data and fa.summary-ties read.
+CHART_TYPES = ("column_clustered", "column_stacked", "bar_clustered", "bar_stacked", "line", "line_markers",
+               "pie", "area", "doughnut")
+LEGEND_POSITIONS = ("bottom", "top", "left", "right", "corner", "none")
+EMU_PER_INCH = 914_400
+
+
+def add_slide(prs, args: Mapping[str, Any], session: Session) -> str:
+    """A new slide from one of the deck's own layouts, its title placeholder holding `title`,
+    at `position` (default: the end). The layout is used as it is (never copied or changed:
+    fa.preservation holds layouts and masters unchanged); the slide gets the placeholders
+    python-pptx clones from the layout, empty but for the title."""
+    only(args, "add_slide", ("file", "layout", "title"), ("position",))
+    layouts = {layout.name: layout for layout in prs.slide_layouts}
+    name = string(args["layout"], "layout", 100)
+    if name not in layouts:
+        raise ToolError(f"the deck has no layout {name!r}; its layouts are {', '.join(repr(n) for n in layouts)}")
+    title_text = _text(args, session, "title")
+    count = len(prs.slides)
+    if count >= session.limits.max_slides:
+        raise ToolError(f"the deck already has {count:,} slides, the limit")
+    position = integer(args["position"], "position", 1, count + 1) if "position" in args else count + 1
+    layout = layouts[name]
+    if title_text and not any(p.placeholder_format.type is not None and "TITLE" in str(p.placeholder_format.type)
+                              for p in layout.placeholders):
+        raise ToolError(f"layout {name!r} has no title placeholder: give an empty title or another layout")
+    slide = prs.slides.add_slide(layout)
+    ids = prs.slides._sldIdLst
+    entry = list(ids)[-1]
+    if position != count + 1:
+        ids.remove(entry)
+        ids.insert(position - 1, entry)
+    if title_text and slide.shapes.title is not None:
+        set_text(slide.shapes.title.text_frame, title_text)
+    session.record("add_slide", f"slide {position}", None, {"layout": name, "title": title(slide)})
+    return f"added slide {position} ({name}), titled {title(slide)[:200]!r}; the deck now has {count + 1} slides"
+
+
+def _emu(args: Mapping[str, Any], key: str, default: int, lo: int, hi: int) -> int:
+    if key not in args:
+        return default
+    inches = number(args[key], key)
+    emu = int((inches * EMU_PER_INCH).to_integral_value())
+    if not lo <= emu <= hi:
+        raise ToolError(f"{key} must be between {lo / EMU_PER_INCH:g} and {hi / EMU_PER_INCH:g} inches")
+    return emu
+
+
+def add_chart(prs, args: Mapping[str, Any], session: Session) -> str:
+    """A new editable category chart named `shape` on a slide: its categories and series in its
+    own embedded workbook (as python-pptx writes it, so set_chart_data and the validators read
+    it), of one of `CHART_TYPES`, placed in inches inside the slide (default: below the title)."""
+    only(args, "add_chart", ("file", "slide", "shape", "chart_type", "categories", "series"),
+         ("number_format", "left", "top", "width", "height", "legend"))
+    from pptx.enum.chart import XL_CHART_TYPE, XL_LEGEND_POSITION
+
+    n, slide = _slide(prs, args)
+    name = string(args["shape"], "shape", 200)
+    if not name.strip() or any(ord(ch) < 32 for ch in name):
+        raise ToolError("shape must be a non-blank name without control characters")
+    if any(s.name == name for s in slide.shapes):
+        raise ToolError(f"slide {n} already has a shape {name!r}: shapes are found by name, so names stay unique")
+    if len(slide.shapes) >= session.limits.max_shapes:
+        raise ToolError(f"slide {n} already has {len(slide.shapes):,} shapes, the limit")
+    chart_type = string(args["chart_type"], "chart_type", 40).lower()
+    if chart_type not in CHART_TYPES:
+        raise ToolError(f"chart_type must be one of {', '.join(CHART_TYPES)}")
+    legend = string(args["legend"], "legend", 20).lower() if "legend" in args else "bottom"
+    if legend not in LEGEND_POSITIONS:
+        raise ToolError(f"legend must be one of {', '.join(LEGEND_POSITIONS)}")
+    fmt = string(args["number_format"], "number_format", 100) if "number_format" in args else "General"
+    if any(ord(ch) < 32 for ch in fmt):
+        raise ToolError("number_format may not contain control characters")
+    width_all, height_all = int(prs.slide_width), int(prs.slide_height)
+    left = _emu(args, "left", EMU_PER_INCH // 2, 0, width_all - 1)
+    top = _emu(args, "top", min(3 * EMU_PER_INCH // 2, height_all - 1), 0, height_all - 1)
+    width = _emu(args, "width", width_all - left - EMU_PER_INCH // 2, 1, width_all - left)
+    height = _emu(args, "height", height_all - top - EMU_PER_INCH // 2, 1, height_all - top)
+    if width <= 0 or height <= 0:
+        raise ToolError("the chart must fit inside the slide: give left, top, width and height in inches")
+    data = _chart_args(args, session, fmt)
+    frame = slide.shapes.add_chart(getattr(XL_CHART_TYPE, chart_type.upper()), left, top, width, height, data)
+    frame.name = name
+    chart = frame.chart
+    chart.has_legend = legend != "none"
+    if chart.has_legend:
+        chart.legend.position = getattr(XL_LEGEND_POSITION, legend.upper())
+        chart.legend.include_in_layout = False
+    made = chart_data(chart)
+    session.record("add_chart", f"slide {n}/{name}", None,
+                   {"type": made["type"], "categories": made["categories"], "series": made["series"],
+                    "box_inches": [round(v / EMU_PER_INCH, 4) for v in (left, top, width, height)], "legend": legend})
+    return f"added chart slide {n}/{name} ({chart_type}): {len(made['series'])} series over {len(made['categories'])} categories"

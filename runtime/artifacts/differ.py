@@ -15,14 +15,19 @@ Workbook (cell by cell, in sheet order, column by column):
 - a workbook-level defined name that differs -> set_defined_name (null deletes).
 Rows or columns are never inserted: writing every cell expresses the same final state.
 
-Deck (slides by position, shapes by name): a table cell's text -> edit_table_cell; a chart's
-categories or values -> set_chart_data; a text frame's text -> edit_slide_text.
+Deck (slides by position, or aligned by layout and title when the count changes; shapes by
+name): a table cell's text -> edit_table_cell; a chart's categories or values ->
+set_chart_data; a text frame's text -> edit_slide_text; a slide only the oracle has ->
+add_slide from its layout with its title (first, in final order, so later edits name final
+slide numbers), then its placeholders' text and each chart -> add_chart (type, data, number
+format, box, legend).
 
 What the tools cannot express is listed in `Plan.uncovered`, never silently dropped: a sheet
 removed or reordered, a cell style other than number format / bold with no input cell to copy
 it from, a date or a text starting with "=", sheet-level names, column widths, row heights,
-merged cells, freeze panes, slides added or removed, shapes added, removed, moved or of
-another kind, chart types. tests/test_artifacts_policies.py runs every task kind through
+merged cells, freeze panes, slides removed, shapes added to an existing slide (or, on a new
+slide, anything but its layout's placeholders and charts), shapes removed, moved or of another
+kind, chart types changed. tests/test_artifacts_policies.py runs every task kind through
 the toolbox and requires `uncovered == []` and a passing artifact.
 
 An edit is one unit (one cell entry, one name, one slide edit); `batch` groups consecutive
@@ -139,7 +144,7 @@ def _book_plan(given: bytes, wanted: bytes, file: str, plan: Plan) -> None:
             source = _source(sources, _style_key(new), sheet, row, col)
             if source is not None:
                 entry["style_from"] = source
-            elif not _simple_style(old, new, entry):
+            elif not _simple_style(old, new, entry) and not _near_style(sources, wb0, new, sheet, row, col, entry):
                 plan.uncovered.append(f"{quote(sheet)}!{coord}: its style (beyond number format and bold) has no "
                                       "input cell to copy it from")
         if len(entry) > 1:
@@ -174,6 +179,26 @@ def _simple_style(old, new, entry: dict[str, Any]) -> bool:
     if bool(new.font.b) != bool(old.font.b):
         entry["bold"] = bool(new.font.b)
     return True
+
+
+def _near_style(sources, wb0, new, sheet: str, row: int, col: int, entry: dict[str, Any]) -> bool:
+    """Copy the style of an input cell that differs from `new`'s only in number format and bold,
+    then set those two (write_cells applies style_from first): how a new sheet's cells get a
+    style no input cell has whole, e.g. a plain-font label beside bold ones, or a blue input
+    with another number format."""
+    key = _style_key(new)
+    for candidate in sources:
+        if candidate[1:4] != key[1:4] or candidate[5] != key[5]:
+            continue
+        s, r, c = sources[candidate][0]
+        probe: dict[str, Any] = {}
+        if _simple_style(wb0[s].cell(r, c), new, probe):
+            found = _source(sources, candidate, sheet, row, col)
+            if found is not None:
+                entry["style_from"] = found
+                entry.update(probe)
+                return True
+    return False
 
 
 def _style_sources(wb0, restyled: set[tuple[str, int, int]]) -> dict[tuple, list[tuple[str, int, int]]]:
@@ -215,16 +240,44 @@ def _sheet_layout(ws0, ws1, file: str, plan: Plan) -> None:
 
 # -- decks --------------------------------------------------------------------------------------
 
+def _slide_key(slide) -> tuple[str, str]:
+    return (slide.slide_layout.name, decktools.title(slide))
+
+
+def _pairs(slides0: list, slides1: list, file: str, plan: Plan) -> tuple[list[tuple[int, Any, Any]], list[tuple[int, Any]]]:
+    """(final number, input slide, oracle slide) pairs and (final number, oracle slide) additions.
+
+    The same count pairs by position (an edited title is an edit, not a new slide); otherwise
+    slides are aligned by (layout, title), so a slide inserted in the middle is an addition and
+    the slides after it keep their partners."""
+    if len(slides0) == len(slides1):
+        return [(n, a, b) for n, (a, b) in enumerate(zip(slides0, slides1), start=1)], []
+    import difflib
+
+    pairs: list[tuple[int, Any, Any]] = []
+    added: list[tuple[int, Any]] = []
+    matcher = difflib.SequenceMatcher(a=[_slide_key(s) for s in slides0], b=[_slide_key(s) for s in slides1], autojunk=False)
+    for tag, i0, i1, j0, j1 in matcher.get_opcodes():
+        if tag == "equal" or (tag == "replace" and i1 - i0 == j1 - j0):
+            pairs.extend((j + 1, slides0[i], slides1[j]) for i, j in zip(range(i0, i1), range(j0, j1)))
+        else:
+            if i1 > i0:
+                plan.uncovered.append(f"{file}: slides {i0 + 1}-{i1} of the input are removed or replaced: no tool removes a slide")
+            added.extend((j + 1, slides1[j]) for j in range(j0, j1))
+    return pairs, added
+
+
 def _deck_plan(given: bytes, wanted: bytes, file: str, plan: Plan) -> None:
     prs0, p0 = safezip.open_presentation(given)
     prs1, p1 = safezip.open_presentation(wanted)
     if prs0 is None or prs1 is None:
         plan.uncovered.append(f"{file}: cannot be opened ({(p0 if prs0 is None else p1).reason})")
         return
-    slides0, slides1 = list(prs0.slides), list(prs1.slides)
-    if len(slides0) != len(slides1):
-        plan.uncovered.append(f"{file}: {len(slides0)} slides become {len(slides1)}: no tool adds or removes a slide")
-    for n, (s0, s1) in enumerate(zip(slides0, slides1), start=1):
+    pairs, added = _pairs(list(prs0.slides), list(prs1.slides), file, plan)
+    layouts0 = {layout.name for layout in prs0.slide_layouts}
+    for n, slide in added:  # in final order first, so every later edit names a slide by its final number
+        _new_slide(slide, n, layouts0, file, plan)
+    for n, s0, s1 in pairs:
         if s0.slide_layout.name != s1.slide_layout.name:
             plan.uncovered.append(f"{file}: slide {n}'s layout changes: no tool swaps a layout")
         names0 = {sh.name: sh for sh in s0.shapes}
@@ -232,12 +285,60 @@ def _deck_plan(given: bytes, wanted: bytes, file: str, plan: Plan) -> None:
             old = names0.get(shape.name)
             where = f"slide {n}/{shape.name}"
             if old is None:
-                plan.uncovered.append(f"{file}: {where} is new: no tool adds a shape")
+                plan.uncovered.append(f"{file}: {where} is new: no tool adds a shape to an existing slide")
                 continue
             _shape_plan(old, shape, n, file, where, plan)
         for name in names0:
             if name not in {sh.name for sh in s1.shapes}:
                 plan.uncovered.append(f"{file}: slide {n}/{name} is removed: no tool removes a shape")
+
+
+def _new_slide(slide, n: int, layouts0: set[str], file: str, plan: Plan) -> None:
+    """add_slide from the slide's layout with its title, then its other placeholders' text and
+    its charts (add_chart); any other new shape is uncovered."""
+    layout = slide.slide_layout
+    if layout.name not in layouts0:
+        plan.uncovered.append(f"{file}: slide {n} uses layout {layout.name!r}, which the input deck lacks: no tool adds a layout")
+        return
+    plan.edits.append(("add_slide", {"file": file, "layout": layout.name, "title": decktools.title(slide), "position": n}))
+    title = slide.shapes.title
+    cloned = {p.name for p in layout.iter_cloneable_placeholders()}
+    present = {sh.name for sh in slide.shapes}
+    for name in sorted(cloned - present):
+        plan.uncovered.append(f"{file}: slide {n}/{name} (a placeholder of its layout) is removed: no tool removes a shape")
+    for shape in slide.shapes:
+        where = f"slide {n}/{shape.name}"
+        k = decktools.kind(shape)
+        if title is not None and shape.shape_id == title.shape_id:
+            continue
+        if k == "chart":
+            _new_chart(shape, n, file, where, plan)
+        elif k == "placeholder" and shape.name in cloned and getattr(shape, "has_text_frame", False) and shape.has_text_frame:
+            if shape.text_frame.text:
+                plan.edits.append(("edit_slide_text", {"file": file, "slide": n, "shape": shape.name, "text": shape.text_frame.text}))
+        else:
+            plan.uncovered.append(f"{file}: {where} is a new {k}: no tool adds one")
+
+
+def _new_chart(shape, n: int, file: str, where: str, plan: Plan) -> None:
+    data = decktools.chart_data(shape.chart)
+    chart_type = data["type"].lower()
+    if chart_type not in decktools.CHART_TYPES:
+        plan.uncovered.append(f"{file}: {where} is a {chart_type} chart: add_chart makes {', '.join(decktools.CHART_TYPES)}")
+        return
+    chart = shape.chart
+    legend = "none"
+    if chart.has_legend:
+        position = chart.legend.position
+        legend = str(position).split(" ")[0].lower() if position is not None else "right"
+        if legend not in decktools.LEGEND_POSITIONS:
+            plan.uncovered.append(f"{file}: {where}'s legend position {legend} has no tool")
+            return
+    inch = decktools.EMU_PER_INCH
+    plan.edits.append(("add_chart", {
+        "file": file, "slide": n, "shape": shape.name, "chart_type": chart_type, "categories": data["categories"],
+        "series": data["series"], "number_format": decktools.number_format(chart), "legend": legend,
+        "left": shape.left / inch, "top": shape.top / inch, "width": shape.width / inch, "height": shape.height / inch}))
 
 
 def _shape_plan(old, new, n: int, file: str, where: str, plan: Plan) -> None:

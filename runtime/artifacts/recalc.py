@@ -20,6 +20,10 @@ function the generators use (SUM, ROUND, unary minus, + - *, cross-sheet referen
 `TaxRate` defined name) and runs in-process. It computes in binary floats, so every number is
 turned into a Decimal by its shortest repr and rounded to 9 decimal places (float noise such as
 278.44999999999993 becomes 278.45); validators then compare at their declared tolerance.
+Its ROUND is replaced by `excel_round` in the worker: `formulas` rounds the binary float
+(ROUND(474.45*0.3,2) = ROUND(142.33499999999998,2) = 142.33), Excel rounds the 15 digits it
+holds, half away from zero (142.34), as `model.reference_values` does in exact Decimal — so the
+oracle's deck figures and the recalculated model agree to the cent for every seed.
 
 Hostile books. An agent's workbook is untrusted, so the engine never runs in the grading
 process unbounded: `recalc_worker.scan` refuses a book whose formulas are too many, too long,
@@ -37,6 +41,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import math
 import re
 import tempfile
 from dataclasses import dataclass, field
@@ -125,10 +130,51 @@ def _decode(tag: str, text: Any) -> Any:
             "b": lambda: bool(text), "n": lambda: None, "s": lambda: str(text)}.get(tag, lambda: None)()
 
 
+EXCEL_DIGITS = 15  # Excel keeps 15 significant digits; its ROUND rounds what it shows
+
+
+def excel_round(x: float, digits: float) -> float:
+    """Excel's ROUND: half away from zero on the number as Excel holds it (15 significant
+    digits), not on its binary float. Why: `formulas` rounds the exact binary value, so
+    ROUND(864.595, 2), held as 864.59499999999991, gives 864.59 where Excel and
+    `model.reference_values` (exact Decimal, ROUND_HALF_UP) give 864.60 — a one-cent
+    disagreement between the oracle's figures and the recalculated model."""
+    import decimal
+
+    if not math.isfinite(x) or x == 0:
+        return x
+    d = max(-400, min(400, int(digits)))  # Excel truncates the digits; past ±400 nothing changes
+    with decimal.localcontext() as ctx:
+        ctx.prec = 1_000  # every quantize below is exact: a double has at most ~770 significant digits
+        held = Decimal(repr(x))
+        held = held.quantize(Decimal(1).scaleb(held.adjusted() - EXCEL_DIGITS + 1), rounding=decimal.ROUND_HALF_EVEN)
+        if -d >= held.adjusted() - EXCEL_DIGITS + 1:  # rounding to fewer places than Excel holds
+            held = held.quantize(Decimal(1).scaleb(-d), rounding=decimal.ROUND_HALF_UP)
+        out = float(held)
+    if not math.isfinite(out):
+        raise ValueError("ROUND overflows")  # the engine turns it into an error value, never a number
+    return out
+
+
+def _install_excel_round() -> None:
+    """Make the engine's ROUND `excel_round` (in the worker, before a model is compiled)."""
+    import importlib
+
+    from formulas.functions import wrap_ufunc
+
+    # by module name: the package's attribute `math` is the standard library's module
+    importlib.import_module("formulas.functions.math").FUNCTIONS["ROUND"] = wrap_ufunc(excel_round)
+    functions = importlib.import_module("formulas.functions")
+    clear = getattr(functions.get_functions, "cache_clear", None)  # get_functions is lru_cached
+    if clear is not None:
+        clear()
+
+
 def _engine(path: Path, sheet_names: dict[str, str], overrides: dict[tuple[str, str], Any]) -> list[list]:
     """Runs in the limited worker: load, calculate, and every single cell's value, encoded."""
     import formulas
 
+    _install_excel_round()
     with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
         xl = formulas.ExcelModel().loads(str(path)).finish()
         inputs = {f"'[book.xlsx]{sheet.upper()}'!{coord}": float(v) for (sheet, coord), v in overrides.items()}

@@ -36,6 +36,8 @@ class Limits:
     max_mutations: int = 20_000  # mutation records a run may make; past it every mutating tool refuses
     max_categories: int = 200  # chart categories
     max_series: int = 20  # chart series
+    max_slides: int = 100  # slides a deck may hold after add_slide
+    max_shapes: int = 100  # shapes a slide may hold after add_chart
     max_file_bytes: int = 20_000_000  # safezip's default cap on an Office file
 
 

@@ -21,7 +21,8 @@ Why it is built this way:
   content: a formula's text or a value), its style `IS!G5 style`, a name `name "TaxRate"`,
   an insertion `IS!5:6` and each formula it shifted, a slide text `slide 4/Content
   Placeholder 2`, a table cell `slide 2/Key figures/r2c3`, chart data `slide 3/Revenue
-  chart/data`, and each save (`save`, old and new sha256 of the file).
+  chart/data`, a new slide `slide 3` (old null, new its layout and title), a new chart
+  `slide 3/Revenue chart` (old null, new its type, data, box and legend), and each save (`save`, old and new sha256 of the file).
 - Deterministic. Saving goes through `deterministic.workbook_bytes` / `presentation_bytes`,
   and the saved file is read back as the document's new state, so the same calls give the
   same bytes on every machine.
@@ -44,7 +45,7 @@ from lrc.runtime.artifacts.runfolder import FolderRefused, RunFolder
 from lrc.runtime.artifacts.toolargs import Limits, ToolError, only, string
 
 COMPONENT_ID = "lrc.artifacts.toolbox"
-COMPONENT_VERSION = 2
+COMPONENT_VERSION = 3
 
 TRUNCATION_MARKER = "…[truncated]"
 TERMINAL_TOOLS = ("submit",)
@@ -110,6 +111,8 @@ class ArtifactToolbox:
             "edit_slide_text": (deck(decktools.edit_slide_text), True),
             "edit_table_cell": (deck(decktools.edit_table_cell), True),
             "set_chart_data": (deck(decktools.set_chart_data), True),
+            "add_slide": (deck(decktools.add_slide), True),
+            "add_chart": (deck(decktools.add_chart), True),
             "save": (self._save_tool, False),
             "submit": (self._submit, False),
         }

@@ -13,6 +13,9 @@ from typing import Any
 _FILE = {"type": "string", "description": "A file of the run, as list_files shows it (e.g. model.xlsx)."}
 _SLIDE = {"type": "integer", "minimum": 1, "description": "Slide number, from 1."}
 _SHAPE = {"type": "string", "description": "The shape's name, as list_slides or read_slide shows it."}
+_SERIES = {"type": "array", "minItems": 1, "maxItems": 20, "items": {
+    "type": "object", "additionalProperties": False, "required": ["name", "values"],
+    "properties": {"name": {"type": "string"}, "values": {"type": "array", "items": {"type": ["number", "null"]}}}}}
 _CELL_ENTRY = {
     "type": "object", "additionalProperties": False, "required": ["cell"],
     "properties": {
@@ -76,10 +79,25 @@ def schemas() -> list[dict[str, Any]]:
               "editable chart (type, formatting), with its data in its own workbook.",
               {"file": _FILE, "slide": _SLIDE, "shape": _SHAPE,
                "categories": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 200},
-               "series": {"type": "array", "minItems": 1, "maxItems": 20, "items": {
-                   "type": "object", "additionalProperties": False, "required": ["name", "values"],
-                   "properties": {"name": {"type": "string"}, "values": {"type": "array", "items": {"type": ["number", "null"]}}}}}},
+               "series": _SERIES},
               ["file", "slide", "shape", "categories", "series"]),
+        _tool("add_slide", "Add a slide made from one of the deck's own layouts (list_slides shows the layouts in use), "
+              "with its title, at a position (from 1; default the end). At most 100 slides.",
+              {"file": _FILE, "layout": {"type": "string", "description": "A layout name, e.g. Title Only."},
+               "title": {"type": "string"}, "position": {"type": "integer", "minimum": 1}},
+              ["file", "layout", "title"]),
+        _tool("add_chart", "Add a new editable category chart (data in its own workbook, never a picture) to a slide, "
+              "named `shape`, inside the slide (inches; default below the title).",
+              {"file": _FILE, "slide": _SLIDE, "shape": {"type": "string", "description": "The new chart's name (unique on the slide)."},
+               "chart_type": {"type": "string", "enum": ["column_clustered", "column_stacked", "bar_clustered", "bar_stacked",
+                                                          "line", "line_markers", "pie", "area", "doughnut"]},
+               "categories": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 200},
+               "series": _SERIES,
+               "number_format": {"type": "string", "description": "e.g. #,##0.00"},
+               "left": {"type": "number", "minimum": 0}, "top": {"type": "number", "minimum": 0},
+               "width": {"type": "number", "exclusiveMinimum": 0}, "height": {"type": "number", "exclusiveMinimum": 0},
+               "legend": {"type": "string", "enum": ["bottom", "top", "left", "right", "corner", "none"]}},
+              ["file", "slide", "shape", "chart_type", "categories", "series"]),
         _tool("save", "Save a file's changes to the run folder.", {"file": _FILE}, ["file"]),
         _tool("submit", "Save every changed file and end the run: the saved files are your result.",
               {"note": {"type": "string", "description": "Optional: what you changed, for the reviewer."}}, []),
