@@ -27,6 +27,7 @@ def user_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("LRC_CACHE_KEY_FILE", str(tmp_path / "cache" / "lrc" / "cache.key"))
     monkeypatch.delenv("LRC_NO_CACHE", raising=False)
+    monkeypatch.setattr(codeprint, "SOURCE_DIGESTS", None)  # an in-process compile of an earlier test may have left its cache's
     codeprint._MEMO.clear()  # this process's own memo: every step below reads the files again
     yield tmp_path / "cache"
     codeprint._MEMO.clear()
