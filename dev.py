@@ -81,8 +81,13 @@ def setup() -> None:
         with _Stage("creating .venv"):
             venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
     pip = [PY, "-m", "pip", "install", "--disable-pip-version-check", "--no-input"]
+    # --no-deps: the lock already holds every transitive pin (uv resolved them). Letting pip
+    # resolve again is how it broke: litellm asks for httpx[http2], pip treats the extra as a
+    # new requirement, looks past the pin to the newest httpx on the index and refuses it as
+    # unpinned. `pip check` then proves the pinned set is consistent.
     with _Stage("installing hash-locked dependencies (requirements.lock)"):
-        _quiet([*pip, "--require-hashes", "-r", "requirements.lock"], "dependency installation failed")
+        _quiet([*pip, "--require-hashes", "--no-deps", "-r", "requirements.lock"], "dependency installation failed")
+        _quiet([PY, "-m", "pip", "check"], "requirements.lock is not a consistent set (pip check)")
     with _Stage("installing lrc (editable)"):
         _quiet([*pip, "--no-deps", "--no-build-isolation", "-e", "."], "installing lrc failed")
     STAMP.write_text(wanted + "\n")
