@@ -108,6 +108,10 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("lock", type=Path, metavar="PLAN.lock")
     r.add_argument("--out", type=Path, required=True)
 
+    pg = sub.add_parser("preregister", help="the reliability report's template from the lock alone, every result 'not run' (tasks)")
+    pg.add_argument("lock", type=Path, metavar="PLAN.lock")
+    pg.add_argument("--out", type=Path, help="write the page here (default: print it)")
+
     rv = sub.add_parser("review", help="human spot-check of judged runs in an xlsx workbook (export, then import the grades)")
     rv_sub = rv.add_subparsers(dest="review_command", required=True, metavar="SUBCOMMAND")
     rx = rv_sub.add_parser("export", help="write the seeded spot-check sample (or a whole cell, --all) as a review workbook")
@@ -448,6 +452,14 @@ def _cmd_report(args) -> int:
     return report_cli(args.lock, args.out)
 
 
+def _cmd_preregister(args) -> int:
+    if (refused := _not_a_lock(args.lock, "preregister")) is not None:
+        return refused
+    from lrc.runtime.report.reliability import preregister_cli
+
+    return preregister_cli(args.lock, args.out)
+
+
 def _cmd_review(args) -> int:
     from lrc.runtime.review.cli import export_cli, import_cli
 
@@ -601,7 +613,7 @@ def _cmd_explain(args) -> int:
 
 
 COMMANDS = {"compile": _cmd_compile, "bump": _cmd_bump, "diff": _cmd_diff, "render": _cmd_render, "execute": _cmd_execute,
-            "estimate": _cmd_estimate, "report": _cmd_report, "merge": _cmd_merge, "explain": _cmd_explain, "seed": _cmd_seed,
+            "estimate": _cmd_estimate, "report": _cmd_report, "preregister": _cmd_preregister, "merge": _cmd_merge, "explain": _cmd_explain, "seed": _cmd_seed,
             "pricing": _cmd_pricing, "review": _cmd_review}
 
 

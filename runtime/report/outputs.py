@@ -34,11 +34,12 @@ from lrc.runtime.lock.canonical import digest
 from lrc.runtime.pricing import call_cost, decimal_str, price_for
 from lrc.runtime.report import aggregate as agg
 from lrc.runtime.report import calibration_text
+from lrc.runtime.report import reliability
 from lrc.runtime.report.ratecard import PARTIAL_NOTE, rate_card_markdown
 from lrc.runtime.tasks import report as task_report
 
 COMPONENT_ID = "lrc.analysis"
-COMPONENT_VERSION = 8
+COMPONENT_VERSION = 9
 
 TRACE_FORMAT = 1
 
@@ -99,6 +100,25 @@ def _dump_run(path: Path, value: dict[str, Any]) -> None:
         return _dump(path, value)
     lines = ",\n".join(f"  {_compact(k)}: {_compact(v)}" for k, v in sorted(value.items()))
     _put(path, ("{\n" + lines + "\n}\n").encode("utf-8"))
+
+
+def _task_exclusions(plan: dict[str, Any], runs: list, journal) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """The task runs excluded by infrastructure failures (with the journaled reason and the last
+    failure's message) and those planned but not made, for the reliability report (seed 000 step 9)."""
+    excluded, not_made = [], []
+    for spec in runs:
+        if not task_report.is_task(plan, spec.workload) or spec.key in journal.runs:
+            continue
+        rec = journal.exhausted.get(spec.key)
+        if rec is None:
+            not_made.append({"run": spec.key, "reason": "not run yet (the folder is partial: `lrc execute` resumes it)"})
+            continue
+        last = (rec.get("failures") or [{}])[-1]
+        detail = f"{last.get('kind', '?')}" + (f" {last['status']}" if last.get("status") is not None else "") + \
+                 (f": {str(last.get('message'))[:200]}" if last.get("message") else "")
+        excluded.append({"run": spec.key, "reason": f"{rec.get('reason', 'retries-exhausted')} after "
+                                                   f"{len(rec.get('failures') or [])} attempt(s); last: {detail}"})
+    return excluded, not_made
 
 
 def _write_text(path: Path, text: str) -> None:
@@ -504,6 +524,10 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
     # Tasks are their own cells (task × model × system): never in a workload's rate line or in cells.csv.
     task_cells = agg.aggregate(task_records, edition, partial=partial)
     tasks_block = task_report.summary_block(plan, task_cells, task_records) if task_report.locktasks.tasks(plan) else None
+    if tasks_block is not None:  # seed 000's reliability report, read back from the run files just written
+        page = reliability.data(plan, out, *_task_exclusions(plan, runs, journal))
+        tasks_block["reliability"] = page
+        _write_text(out / "reliability-report.md", reliability.markdown(page))
     # A partial folder derives nothing: no cheapest qualifier, frontier premium or multiplier.
     derived = (f"{PARTIAL_NOTE} ({covered['not_run']} of {covered['planned']} planned runs not run): "
                f"no rates, qualifying verdicts, frontier premiums or agentic multipliers") if partial else agg.derived(cells, edition)
@@ -545,6 +569,7 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
              f"  rate card       {out / 'rate-card.md'}\n"
              f"  cells           {out / 'cells.csv'} (and cells.parquet)\n"
              f"  summary         {out / 'summary.json'}\n"
+             + (f"  reliability     {out / 'reliability-report.md'}\n" if tasks_block is not None else "")
              + (f"  forecast        {out / 'forecast-vs-actual.md'}\n" if compared is not None else "") +
              f"  traces          {out / 'runs'}/<workload>/<model>/<system>/<item>.r<N>/{{manifest,trace,evaluation}}.json\n"
              f"  items           {out / 'items'}/<workload>/<item>/ (item.json, answer_key.json)\n"

@@ -1,0 +1,171 @@
+"""The reliability report of a task edition (lrc.runtime.report.reliability; seed 000's
+"Empty reporting template", "Run procedure" steps 1, 9 and 10).
+
+- the pre-registration page comes from the lock alone: every result field reads "not run",
+  the frozen task hashes and systems are the lock's, a tampered lock is refused, a spec where
+  a lock belongs is a usage error;
+- the figures are read back from run folders (built here by hand, so the expected values are
+  known): completion pass / partial / fail, financial-correctness and integrity runs by the
+  checks' categories, review burden by severity, pass^k over declared repetitions, efficiency
+  "not run" until the edition declares it released, exclusions with their reasons;
+- the demo execute writes the page and the same data into summary.json.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from helpers.project import run_lrc
+from lrc.runtime.report import reliability
+from support import REPO
+
+LOCK = REPO / "generated" / "demo" / "plan.lock"
+
+
+@pytest.fixture(scope="module")
+def plan() -> dict:
+    return json.loads(LOCK.read_text(encoding="utf-8"))["plan"]
+
+
+def test_preregister_prints_the_template_from_the_lock_alone_every_result_not_run(plan):
+    res = run_lrc("preregister", LOCK)
+    assert res.returncode == 0, res.stdout + res.stderr
+    page = res.stdout
+    rows = [line for line in page.splitlines() if line.startswith("| fa.") and "| not run |" in line]
+    expected_rows = len(plan["tasks"]) * len(plan["edition"]["spec"]["models"]) * len(reliability._task_systems(plan))
+    assert len(rows) == expected_rows and all(line.count("not run") == 7 for line in rows)
+    for ref, entry in plan["tasks"].items():
+        assert entry["task_hash"] in page and ref in page
+    for system in reliability._task_systems(plan):
+        assert any(r.startswith(system + ".v") for r in plan["systems"]) and f"| {system} |" in page
+    assert "## Important failures\n\nnot run" in page
+    assert "Excluded (infrastructure failures after retries): not run" in page
+    lock = json.loads(LOCK.read_text(encoding="utf-8"))
+    assert lock["root_digest"] in page
+
+
+def test_preregister_writes_the_page_and_refuses_a_tampered_lock_or_a_spec(tmp_path):
+    out = tmp_path / "pages" / "prereg.md"
+    res = run_lrc("preregister", LOCK, "--out", out)
+    assert res.returncode == 0 and out.read_text(encoding="utf-8").startswith("# Reliability report: edition demo.v")
+    lock = json.loads(LOCK.read_text(encoding="utf-8"))
+    first = next(iter(lock["plan"]["tasks"].values()))
+    first["task_hash"] = "sha256:" + "0" * 64
+    tampered = tmp_path / "plan.lock"
+    tampered.write_text(json.dumps(lock), encoding="utf-8")
+    res = run_lrc("preregister", tampered)
+    assert res.returncode == 4 and "Traceback" not in res.stderr and "lrc preregister:" in res.stderr
+    res = run_lrc("preregister", REPO / "specs" / "editions" / "demo.yaml")
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+
+
+def _check(status: str, severity: str = "error", **kw) -> dict:
+    return {"id": kw.get("id", "fa.x"), "version": 1, "status": status, "severity": severity, "observed": None,
+            "expected": None, "location": kw.get("location"), "message": kw.get("message", "m")}
+
+
+def _write_run(folder: Path, task: str, model: str, system: str, item: str, rep: int, verdict: str, statuses: list,
+               calls: int = 2, tool_calls: int = 3) -> None:
+    run_dir = folder / "runs" / task / model.replace("/", "__") / system / f"{item}.r{rep}"
+    run_dir.mkdir(parents=True)
+    (run_dir / "manifest.json").write_text(json.dumps({
+        "task_id": item, "repetition": rep, "model": {"id": model}, "system": {"config": {"id": system}}}))
+    (run_dir / "trace.json").write_text(json.dumps({
+        "messages": [{"role": "assistant", "content": None,
+                      "tool_calls": [{"function": {"name": "submit", "arguments": "{}"}}]}],
+        "calls": [{"usage": {"input": 100, "output": 10}, "attempts": 1 + (i == 0)} for i in range(calls)],
+        "events": [{"event": "tool_call"}] * tool_calls, "cost_usd": "0.0125"}))
+    (run_dir / "evaluation.json").write_text(json.dumps({
+        "verdict": verdict, "validators": statuses,
+        "primary_failure_category": None if verdict == "pass" else "financial-incorrectness"}))
+
+
+@pytest.fixture
+def task_plan(plan) -> dict:
+    """The demo plan with three repetitions declared and one task, fa.fix-sign."""
+    p = copy.deepcopy(plan)
+    p["edition"]["spec"]["repetitions"] = 3
+    p["tasks"] = {"fa.fix-sign.v4": p["tasks"]["fa.fix-sign.v4"]}
+    return p
+
+
+def _statuses(plan: dict, failing: dict[str, tuple[str, str]]) -> list:
+    """One result per check of fa.fix-sign, in the spec's order; `failing`: validator -> (status, severity)."""
+    out = []
+    for check in plan["tasks"]["fa.fix-sign.v4"]["spec"]["checks"]:
+        status, severity = failing.get(check["validator"], ("pass", "error"))
+        out.append(_check(status, severity, id=check["validator"], location="IS!D7", message=f"{check['validator']} said so"))
+    return out
+
+
+def test_the_figures_are_read_back_from_the_run_folders_with_known_values(task_plan, tmp_path):
+    checks = task_plan["tasks"]["fa.fix-sign.v4"]["spec"]["checks"]
+    financial = next(c["validator"] for c in checks if c["failure_category"] == "financial-incorrectness")
+    integrity = next(c["validator"] for c in checks if c["failure_category"] == "artifact-integrity")
+    system = reliability._task_systems(task_plan)[0]
+    # baseline: r1 pass, r2 partial (an integrity check failed, a warning too), r3 fail (financial + integrity)
+    _write_run(tmp_path, "fa.fix-sign.v4", "lrc/baseline", system, "fa.fix-sign", 1, "pass", _statuses(task_plan, {}))
+    _write_run(tmp_path, "fa.fix-sign.v4", "lrc/baseline", system, "fa.fix-sign", 2, "partial",
+               _statuses(task_plan, {integrity: ("fail", "error"), financial: ("fail", "warning")}))
+    _write_run(tmp_path, "fa.fix-sign.v4", "lrc/baseline", system, "fa.fix-sign", 3, "fail",
+               [_check("fail", id=c["validator"]) for c in checks])
+    report = reliability.data(task_plan, tmp_path, [{"run": "k1", "reason": "retries-exhausted after 3 attempt(s)"}], [])
+    cell = next(c for c in report["cells"] if c["model"] == "lrc/baseline" and c["system"] == system)
+    r = cell["result"]
+    assert (r["runs"], r["pass"], r["partial"], r["fail"]) == (3, 1, 1, 1)
+    assert r["financial_correctness"] == {"runs_all_pass": 1, "runs": 3}  # r2's warning failure is a failure of the check
+    assert r["integrity"] == {"runs_all_pass": 1, "runs": 3}
+    assert r["review_burden"] == {"error": 1 + len(checks), "warning": 1}
+    # one item, passes in 1 of 3 repetitions: pass^1 = 1/3, pass^2 = pass^3 = 0
+    assert r["items"] == 1 and r["pass_hat_k"] == {"1": 0.3333, "2": 0.0, "3": 0.0}
+    assert r["efficiency"] == reliability.NOT_RUN  # the demo edition has not declared efficiency released
+    others = [c for c in report["cells"] if c["model"] != "lrc/baseline"]
+    assert others and all(c["result"] == reliability.NOT_RUN for c in others)  # no run folder: nothing invented
+    page = reliability.markdown(report)
+    assert "| fa.fix-sign.v4 | dev | lrc/baseline | " + system + " | 1 / 1 / 1 of 3 | 1/3 (0.06–0.79) |" in page
+    assert "pass^3" in page and "0.00 (1 items × 3)" in page
+    assert "k1: retries-exhausted after 3 attempt(s)" in page
+    assert "IS!D7" in page and "runs/fa.fix-sign.v4/lrc__baseline/" in page  # an important failure, with where to look
+
+    task_plan["edition"]["spec"]["efficiency_reporting"] = "released"
+    r = next(c for c in reliability.data(task_plan, tmp_path)["cells"] if c["model"] == "lrc/baseline")["result"]
+    assert r["efficiency"] == {"tokens": 3 * 2 * 110, "tool_calls": 9, "retries": 3, "cost_usd": "0.0375"}
+
+
+def test_pass_hat_k_is_na_when_an_item_has_fewer_repetitions_than_declared(task_plan, tmp_path):
+    system = reliability._task_systems(task_plan)[0]
+    for rep in (1, 2):  # the third repetition was never made
+        _write_run(tmp_path, "fa.fix-sign.v4", "lrc/oracle", system, "fa.fix-sign", rep, "pass", _statuses(task_plan, {}))
+    r = next(c for c in reliability.data(task_plan, tmp_path)["cells"] if c["model"] == "lrc/oracle")["result"]
+    assert r["runs"] == 2 and r["pass_hat_k"] is None
+    assert "| not run |" in reliability._cell_row({"task": "t", "split": "dev", "model": "m", "system": "s", "result": r}, 3)
+
+
+def test_a_damaged_run_file_is_left_out_never_a_crash(task_plan, tmp_path):
+    system = reliability._task_systems(task_plan)[0]
+    _write_run(tmp_path, "fa.fix-sign.v4", "lrc/oracle", system, "fa.fix-sign", 1, "pass", _statuses(task_plan, {}))
+    bad = tmp_path / "runs" / "fa.fix-sign.v4" / "lrc__oracle" / system / "fa.fix-sign.r2"
+    bad.mkdir()
+    (bad / "manifest.json").write_text("{not json")
+    (bad / "evaluation.json").write_text("[]")
+    r = next(c for c in reliability.data(task_plan, tmp_path)["cells"] if c["model"] == "lrc/oracle")["result"]
+    assert r["runs"] == 1
+
+
+def test_the_demo_execute_writes_the_reliability_report_and_its_data(demo_run):
+    out, res = demo_run
+    assert res.returncode == 0, res.stdout + res.stderr
+    page = (out / "reliability-report.md").read_text(encoding="utf-8")
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    data = summary["tasks"]["reliability"]
+    assert data["stage"] == "results" and data["exclusions"] == [] and data["not_made"] == []
+    assert "reliability-report.md" in res.stdout
+    graded = [c for c in data["cells"] if c["result"] != reliability.NOT_RUN]
+    assert graded and all(c["result"]["runs"] >= 1 for c in graded)
+    oracle = [c["result"] for c in graded if c["model"] == "lrc/oracle"]
+    assert oracle and all(r["pass"] == r["runs"] and r["review_burden"] == {} for r in oracle)
+    assert "## Important failures" in page and "not run" not in page.split("## Important failures")[1].split("##")[0]
