@@ -417,7 +417,7 @@ def paired_section(paired: Mapping[str, Any] | None) -> list[str]:
         return []
     out = ["## Paired comparisons (same model, same items and repetitions)", "", f"Method: {paired['method']}", "",
            "| model | A → B | workload / task | items | pass A | pass B | B − A (95%) | sign test p | "
-           "CPO A | CPO B | steps/run A | steps/run B | categories removed | categories added |",
+           "CPO A | CPO B | steps per run (per success) A | B | categories B removes | categories B adds |",
            "|---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---|"]
     for pair in paired["pairs"]:
         for row in [*pair["by_workload"], pair["overall"]]:
@@ -427,11 +427,25 @@ def paired_section(paired: Mapping[str, Any] | None) -> list[str]:
             if row["diff"] is not None and row["diff_low"] is None and row["items"]:
                 interval = ("n/a (no item differs)" if not row["diff"]
                             else "n/a (every item differs by the same amount; see the sign test)")
-            cpo = lambda s: "n/a" if not s["runs"] else (f"${s['cpo_usd']}" if s["cpo_usd"] is not None else "∞")  # noqa: E731
             out.append("| " + " | ".join(_esc(v) for v in (
                 pair["model"], f"{pair['a']} → {pair['b']}", row.get("workload", "**overall**"), row["items"],
                 _share(a["pass_rate"]), _share(b["pass_rate"]), f"{diff} {interval}", f"{row['sign_test_p']:.3g}",
-                cpo(a), cpo(b), a["steps_per_run"] or "n/a", b["steps_per_run"] or "n/a",
+                _side_cpo(a), _side_cpo(b), _side_steps(a), _side_steps(b),
                 ", ".join(row["categories"]["removed"]) or "—", ", ".join(row["categories"]["added"]) or "—",
             )) + " |")
     return out + [""]
+
+
+def _side_cpo(side: Mapping[str, Any]) -> str:
+    if not side["runs"]:
+        return "n/a"
+    if side["cpo_usd"] is None:
+        return f"∞ (no success; spent {_usd(Decimal(side['cost_usd']))})"
+    return _usd(Decimal(side["cpo_usd"]))
+
+
+def _side_steps(side: Mapping[str, Any]) -> str:
+    if not side["runs"]:
+        return "n/a"
+    per_success = "n/a" if side["steps_per_success"] is None else f"{Decimal(side['steps_per_success']):.2f}"
+    return f"{Decimal(side['steps_per_run']):.2f} ({per_success})"

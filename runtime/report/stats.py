@@ -287,11 +287,13 @@ def clustered_pass_rate(passes: list[int], runs: list[int], z: float = Z95) -> d
     items passing still gives a lower bound below 1 (15 items all passing: 0.796 however many
     repetitions), where a percentile bootstrap collapses to [1, 1], a made-up certainty.
 
-    n_eff = p(1-p) / Var(p), Var(p) = sum((f_i - p)^2) / n_items^2 (the moment estimator with
-    divisor n, which makes n_eff = n for 0/1 fractions). Var(p) <= p(1-p)/n_items always, so
+    n_eff = p(1-p) / Var(p), Var(p) = sum((f_i - p)^2) / n_items^2: the cluster-robust (CR0)
+    variance of a mean of item means, without the n/(n-1) small-sample factor, so that 0/1
+    fractions (one repetition) give n_eff = n exactly. Var(p) <= p(1-p)/n_items always, so
     n_eff >= n_items; it is capped at the graded runs (a negative intra-item correlation never
-    claims more than independent runs). When every item's repetitions agree (p = 0 or 1
-    included), n_eff = n_items: repetitions that repeat the same outcome add no items.
+    claims more than independent runs; every item at the same fraction, Var(p) = 0, is that cap).
+    When every item's repetitions agree (p = 0 or 1 included), n_eff = n_items: repetitions that
+    repeat the same outcome add no items.
 
     Returns None for an empty denominator (no item graded), never 100%.
     """
@@ -302,8 +304,10 @@ def clustered_pass_rate(passes: list[int], runs: list[int], z: float = Z95) -> d
     graded = sum(runs)
     p = sum(fractions, Fraction(0)) / items
     var = sum(((f - p) ** 2 for f in fractions), Fraction(0)) / (items * items)
-    if var == 0 or p in (0, 1):
-        n_eff = Fraction(items)
+    if p in (0, 1):
+        n_eff = Fraction(items)  # every run agrees: no more than one observation per item
+    elif var == 0:
+        n_eff = Fraction(graded)  # every item has the same fraction: the cap (no between-item spread)
     else:
         n_eff = min(Fraction(graded), p * (1 - p) / var)
     if all(m == 1 for m in runs if m):
