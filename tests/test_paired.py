@@ -49,7 +49,7 @@ def test_pair_figures():
     assert row["sign_test_p"] == sign_test(5, 1) == pytest.approx(2 * 7 / 64)
     assert row["diff_low"] < row["diff"] < row["diff_high"]
     diffs = [Fraction(0)] * 3 + [Fraction(-1)] + [Fraction(1)] * 5 + [Fraction(0)]
-    boot = paired_bootstrap([(f"seed/{TASK}", diffs)])
+    boot = paired_bootstrap(f"seed/{TASK}", diffs)
     assert (row["diff_low"], row["diff_high"]) == (boot["low"], boot["high"])
     a, b = row["a"], row["b"]
     assert (a["passes"], b["passes"]) == (4, 8)
@@ -60,6 +60,7 @@ def test_pair_figures():
     assert row["categories"]["counts"]["wrong-answer"] == {"a": 3, "b": 1}
     overall = out["pairs"][0]["overall"]
     assert overall["workloads"] == 1 and overall["diff"] == row["diff"] and overall["items"] == 10
+    assert overall["diff_low"] < overall["diff"] < overall["diff_high"]
 
 
 def test_pairs_only_on_shared_items_and_scored_models():
@@ -83,6 +84,20 @@ def test_overall_pools_workloads_and_order_is_stable():
     shuffled = list(records)
     random.Random(5).shuffle(shuffled)
     assert compare(shuffled, ED) == out
+
+
+def test_overall_over_tasks_resamples_the_tasks():
+    # Six tasks, one item each: per task no interval (one item); overall the tasks are resampled.
+    records = []
+    for t in range(6):
+        task = f"fa.task-{t}.v1"
+        records += [rec(task, "direct", 0, "fail"), rec(task, "orchestrated", 0, "pass" if t < 4 else "fail")]
+    pair = compare(records, ED)["pairs"][0]
+    assert all(r["items"] == 1 and r["diff_low"] is None for r in pair["by_workload"])
+    overall = pair["overall"]
+    assert overall["workloads"] == 6 and overall["items"] == 6 and overall["diff"] == pytest.approx(4 / 6)
+    assert overall["diff_low"] < overall["diff"] < overall["diff_high"]  # never a zero-width interval
+    assert overall["sign_test_p"] == sign_test(4, 0) == 0.125
 
 
 def test_repetitions_pair_per_item_fractions():

@@ -8,7 +8,7 @@ sorted and free of wall-clock data, so a resumed run writes the same bytes as an
 uninterrupted one.
 
 This module is the `lrc.analysis` code component: its fingerprint covers it and everything
-it imports (grading, aggregation, statistics, pricing, the rate card, the calibration check,
+it imports (grading, aggregation, statistics, paired comparisons, pricing, the rate card, the calibration check,
 and for seed-000 tasks `lrc.runtime.tasks`: their prompt, runner, reference policies' tools,
 validators and reports), the code that computes every published figure. An edition pins it (`analysis:`), the lock
 records its fingerprint, and `lrc execute`/`lrc report` refuse to run with other code.

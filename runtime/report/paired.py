@@ -88,10 +88,9 @@ def _categories(a: Mapping[str, int], b: Mapping[str, int]) -> dict[str, Any]:
     }
 
 
-def _row(strata: list[tuple[str, list[Fraction]]], a_runs: list, b_runs: list, a: str, b: str,
+def _row(seed: str, diffs: list[Fraction], a_runs: list, b_runs: list, a: str, b: str,
          replicates: int) -> dict[str, Any]:
-    diffs = [d for _, ds in strata for d in ds]
-    boot = paired_bootstrap(strata, replicates)
+    boot = paired_bootstrap(seed, diffs, replicates)
     side_a, side_b = _side(a, a_runs), _side(b, b_runs)
     better, worse = sum(1 for d in diffs if d > 0), sum(1 for d in diffs if d < 0)
     return {
@@ -125,19 +124,19 @@ def compare(records: Iterable[Mapping[str, Any]], edition: Mapping[str, Any]) ->
                     (workload, graded[(workload, model, a)], graded[(workload, model, b)]))
     out = []
     for (model, a, b), per_workload in sorted(pairs.items(), key=lambda kv: (kv[0][0], _order(kv[0][1]), _order(kv[0][2]))):
-        rows, strata_all, a_all, b_all = [], [], [], []
+        rows, diffs_all, a_all, b_all = [], [], [], []
         for workload, runs_a, runs_b in per_workload:
             shared = sorted(set(runs_a) & set(runs_b), key=lambda item: (runs_a[item][0].get("item_index", 0), item))
             diffs = [_fraction(runs_b[i]) - _fraction(runs_a[i]) for i in shared]
-            stratum = [(f"{seed}/{workload}", diffs)]
             a_runs = [r for i in shared for r in runs_a[i]]
             b_runs = [r for i in shared for r in runs_b[i]]
-            rows.append({"workload": workload, **_row(stratum, a_runs, b_runs, a, b, replicates)})
-            strata_all += stratum
+            rows.append({"workload": workload, **_row(f"{seed}/{workload}", diffs, a_runs, b_runs, a, b, replicates)})
+            diffs_all += diffs
             a_all += a_runs
             b_all += b_runs
         out.append({"model": model, "a": a, "b": b, "by_workload": rows,
-                    "overall": {"workloads": len(rows), **_row(strata_all, a_all, b_all, a, b, replicates)}})
+                    "overall": {"workloads": len(rows),
+                                **_row(f"{seed}/paired/{model}/{a}/{b}", diffs_all, a_all, b_all, a, b, replicates)}})
     return {"method": PAIRED_METHOD, "order": "A is the first system of each pair in the order "
             + ", ".join(SYSTEM_ORDER) + " (then by name); differences are B − A", "pairs": out}
 

@@ -134,15 +134,15 @@ def _quality_bar(cells: list[dict[str, Any]], threshold: str) -> str:
     ns = sorted({c["items"] for c in cells})
     if not ns:
         return f"Quality bar: pass rate ≥ {threshold} (no runs yet)."
-    size = f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]}–{ns[-1]}"
+    items = f"{ns[0]}" if len(ns) == 1 else f"{ns[0]}–{ns[-1]}"
     if not any(repeated(c) for c in cells):
         return (
-            f"Quality bar: pass rate ≥ {threshold} on {size} items per cell. "
+            f"Quality bar: pass rate ≥ {threshold} on n = {items} items per cell. "
             "Intervals are Wilson 95% for pass rates and cluster-bootstrap 95% for CPO."
         )
+    # Never "n = 45": with repetitions the sample is the items, each repeated.
     reps = sorted({r for c in cells for r in (c.get("reps_min") or 1, c.get("reps_max") or 1)})
     rep = f"{reps[0]}" if len(reps) == 1 else f"{reps[0]}–{reps[-1]}"
-    items = f"{ns[0]}" if len(ns) == 1 else f"{ns[0]}–{ns[-1]}"
     return (
         f"Quality bar: pass rate ≥ {threshold} on {items} items × {rep} repetitions per cell; the pass rate is "
         "the mean of the items' pass fractions, never the runs counted as independent. Intervals are Wilson 95% "

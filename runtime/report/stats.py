@@ -369,10 +369,11 @@ def consistency(passes: list[int], runs: list[int]) -> dict:
 PAIRED_METHOD = (
     "difference B - A of the mean per-item pass fractions over the items both systems ran; "
     "95% percentile interval from a seeded cluster bootstrap over items (an item keeps its "
-    "repetitions and its pairing; the draws are the CPO bootstrap's, so the two are paired), "
-    "stratified by workload for the overall figure; and an exact two-sided sign test "
-    "(McNemar's exact test with one repetition) over the items whose fractions differ. When "
-    "every item differs by the same amount the bootstrap has no spread and the interval is n/a."
+    "repetitions and its pairing; per workload or task the draws are the CPO bootstrap's, so the "
+    "two are paired; overall the items of every workload or task are resampled together, so a "
+    "task, one item, is resampled as one unit); and an exact two-sided sign test (McNemar's exact "
+    "test with one repetition) over the items whose fractions differ. When every item differs by "
+    "the same amount the bootstrap has no spread and the interval is n/a, never zero-width."
 )
 
 
@@ -386,35 +387,26 @@ def sign_test(better: int, worse: int) -> float:
     return float(min(Fraction(1), Fraction(2 * tail, 2 ** m)))
 
 
-def paired_bootstrap(strata: list[tuple[str, list[Fraction]]], replicates: int = 2000) -> dict:
-    """Percentile 95% interval of the mean per-item difference, resampling items with
-    replacement within each stratum (seed, differences) and pooling every item equally.
-
-    Each stratum draws `_resamples(seed, n, replicates)`, the CPO bootstrap's draws for a cell of
-    n items, so a workload's paired interval and its cells' CPO intervals share resamples. Exact
+def paired_bootstrap(seed: str, diffs: list[Fraction], replicates: int = 2000) -> dict:
+    """Percentile 95% interval of the mean per-item difference, resampling the items with
+    replacement: `_resamples(seed, n, replicates)`, the CPO bootstrap's draws for a cell of n
+    items, so a workload's paired interval and its cells' CPO intervals share resamples. Exact
     fractions, one float rounding at the end: deterministic on every machine."""
     if replicates <= 0:
         raise ValueError("replicates must be positive")
-    strata = [(seed, d) for seed, d in strata if d]
-    total = sum(len(d) for _, d in strata)
-    if not total:
+    if not diffs:
         return {"estimate": None, "low": None, "high": None, "replicates": replicates}
-    estimate = sum((x for _, d in strata for x in d), Fraction(0)) / total
-    if len({x for _, d in strata for x in d}) == 1:
+    n = len(diffs)
+    estimate = sum(diffs, Fraction(0)) / n
+    if len(set(diffs)) == 1:
         # Every item differs by the same amount: no resample can show spread. Say so (n/a)
         # rather than print [d, d] as if the difference were certain.
         return {"estimate": estimate, "low": None, "high": None, "replicates": replicates}
     # Integer numerators over a common denominator keep the resampled sums exact and fast.
-    den = math.lcm(*(x.denominator for _, d in strata for x in d))
-    sums = [0] * replicates
-    for seed, d in strata:
-        nums = [int(x * den) for x in d]
-        at = nums.__getitem__
-        for r, draw in enumerate(_resamples(seed, len(d), replicates)):
-            sums[r] += sum(map(at, draw))
-    sums.sort()
-    values = [Decimal(s) for s in sums]
-    scale = Decimal(den * total)
+    den = math.lcm(*(x.denominator for x in diffs))
+    at = [int(x * den) for x in diffs].__getitem__
+    values = sorted(Decimal(sum(map(at, draw))) for draw in _resamples(seed, n, replicates))
+    scale = Decimal(den * n)
     low = MONEY_CONTEXT.divide(_percentile(values, _Q_LOW), scale)
     high = MONEY_CONTEXT.divide(_percentile(values, _Q_HIGH), scale)
     return {"estimate": estimate, "low": float(low), "high": float(high), "replicates": replicates}
