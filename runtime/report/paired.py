@@ -134,9 +134,11 @@ def compare(records: Iterable[Mapping[str, Any]], edition: Mapping[str, Any]) ->
             diffs_all += diffs
             a_all += a_runs
             b_all += b_runs
-        out.append({"model": model, "a": a, "b": b, "by_workload": rows,
-                    "overall": {"workloads": len(rows),
-                                **_row(f"{seed}/paired/{model}/{a}/{b}", diffs_all, a_all, b_all, a, b, replicates)}})
+        if len(rows) == 1:  # one workload or task: the overall is its row (and no second set of draws)
+            overall = {k: v for k, v in rows[0].items() if k != "workload"}
+        else:
+            overall = _row(f"{seed}/paired/{model}/{a}/{b}", diffs_all, a_all, b_all, a, b, replicates)
+        out.append({"model": model, "a": a, "b": b, "by_workload": rows, "overall": {"workloads": len(rows), **overall}})
     return {"method": PAIRED_METHOD, "order": "A is the first system of each pair in the order "
             + ", ".join(SYSTEM_ORDER) + " (then by name); differences are B − A", "pairs": out}
 

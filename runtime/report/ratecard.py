@@ -393,7 +393,7 @@ def reliability_section(rows: list[Mapping[str, Any]], edition: Mapping[str, Any
            "pass^k: share of items whose k repetitions all pass; pass@k: at least one of k passes (unbiased "
            "estimators over each item's graded repetitions, averaged over items with at least k of them). "
            "Consistency: items whose repetitions all agree (all pass or all fail), of the items repeated.", "",
-           "| " + " | ".join(["workload", "model", "system", "items × repetitions",
+           "| " + " | ".join(["task" if title == "tasks" else "workload", "model", "system", "items × repetitions",
                                *(f"pass^{k}" for k in ks), *(f"pass@{k}" for k in ks), "consistency"]) + " |",
            "|" + "---|" * (5 + 2 * K)]
     for c in rows:
