@@ -10,6 +10,7 @@ import pytest
 
 from lrc.runtime.report.aggregate import aggregate, derived, write_cells
 from lrc.runtime.report.ratecard import rate_card_markdown, rate_card_text
+from lrc.runtime.report.stats import jeffreys_p_at_least, wilson
 
 WL = "triage.ap-inbox.v1"
 DISCLAIMER = "Rates are measurements under this methodology, not quotes or guarantees."
@@ -308,3 +309,107 @@ def test_rate_card_without_edition_disclaimer_still_has_one():
     text = card(cell_runs("m/flag", 15, "0.03"), ed)
     assert DISCLAIMER in text
     assert "LedgerRate · methodology v1.0 · 2026-12-01" in text
+
+
+# ---------------------------------------------------------------- repetitions (issue 14)
+
+from lrc.runtime.report.aggregate import reliability_summary  # noqa: E402
+
+ED3 = {**ED, "repetitions": 3}
+
+
+def repeated_runs(model: str, outcomes: list[str], cost: str = "0.01", **kw) -> list[dict]:
+    """One item per string of 'p'/'f' (a pass or a fail per repetition)."""
+    return [run(model, i, "pass" if o == "p" else "fail", cost, rep=r, **kw)
+            for i, reps in enumerate(outcomes) for r, o in enumerate(reps, start=1)]
+
+
+# 15 items x 3 repetitions: 10 always pass, 2 always fail, 3 pass twice of three.
+MIXED = ["ppp"] * 10 + ["fff"] * 2 + ["ppf"] * 3
+
+
+def test_three_repetitions_never_read_n_45(tmp_path):
+    records = repeated_runs("m/flag", MIXED) + repeated_runs("m/cand", ["ppp"] * 15, "0.001")
+    cells = aggregate(records, ED3)
+    flag = one(cells, "m/flag")
+    assert flag["n"] == 45 and flag["items"] == 15  # n stays the graded runs; the rate is over items
+    assert (flag["repetitions"], flag["reps_min"], flag["reps_max"]) == (3, 3, 3)
+    assert flag["pass_rate"] == pytest.approx((10 + 3 * 2 / 3) / 15)
+    text = card(records, ED3)
+    assert "n = 45" not in text and "45 graded runs" not in text and "/45" not in text
+    assert "15 items × 3 repetitions" in text
+    assert "Quality bar: pass rate ≥ 0.80 on 15 items × 3 repetitions per cell" in text
+    assert "clustered by item" in text
+    # The candidate passes all 45 runs: its interval is that of 15 items, not of 45 runs.
+    cand = one(cells, "m/cand")
+    assert cand["wilson_low"] == pytest.approx(0.7961, abs=5e-5) and cand["n_eff"] == 15.0
+    assert "pass 1.000 over 15 items × 3 repetitions (45 passing runs), Wilson 95% [0.796, 1.000] clustered by item, n_eff 15.0" in text
+    write_cells(cells, tmp_path)
+    header = (tmp_path / "cells.csv").read_text().splitlines()[0].split(",")
+    for column in ("pass_hat_1", "pass_hat_2", "pass_hat_3", "pass_at_1", "pass_at_2", "pass_at_3",
+                   "consistency", "consistent_items", "repeated_items", "n_eff", "design_effect", "repetitions"):
+        assert column in header
+
+
+def test_pass_k_and_consistency_in_cells():
+    c = one(aggregate(repeated_runs("m/flag", MIXED), ED3), "m/flag")
+    # pass^k = (10 + 3 C(2,k)/C(3,k)) / 15; pass@k = (10 + 3 (1 - C(1,k)/C(3,k))) / 15.
+    assert c["pass_hat_1"] == pytest.approx(12 / 15)
+    assert c["pass_hat_2"] == pytest.approx((10 + 3 * 1 / 3) / 15)
+    assert c["pass_hat_3"] == pytest.approx(10 / 15)
+    assert c["pass_at_1"] == pytest.approx(12 / 15)
+    assert c["pass_at_2"] == pytest.approx(13 / 15) and c["pass_at_3"] == pytest.approx(13 / 15)
+    assert (c["consistent_items"], c["repeated_items"]) == (12, 15) and c["consistency"] == pytest.approx(0.8)
+    assert 1 < c["design_effect"] < 3 and 15 < c["n_eff"] < 45
+    assert c["p_qualifying"] is not None and c["qualifying"] is True  # 12/15 = 0.80 over items
+
+
+def test_one_repetition_keeps_todays_figures(tmp_path):
+    records = cell_runs("m/flag", 13, "0.01")
+    c = one(aggregate(records, ED), "m/flag")
+    assert c["pass_rate"] == 13 / 15 and (c["wilson_low"], c["wilson_high"]) == wilson(13, 15)
+    assert c["p_qualifying"] == jeffreys_p_at_least(13, 15, 0.80)
+    assert c["pass_hat_1"] == pytest.approx(13 / 15) and "pass_hat_2" not in c
+    assert c["consistency"] is None and c["repeated_items"] == 0
+    text = card(records)
+    assert "pass 13/15, Wilson 95% [0.621, 0.963]" in text
+    assert "pass^k and pass@k for k > 1 and outcome consistency are n/a" in text
+
+
+def test_declared_repetitions_not_made_are_na(tmp_path):
+    # The edition declares 3 repetitions; only the first was graded (the others infra-excluded).
+    records = [run("m/flag", i, "pass", "0.01") for i in range(5)]
+    records += [run("m/flag", i, None, "0.01", status="infra_excluded", rep=r) for i in range(5) for r in (2, 3)]
+    cells = aggregate(records, ED3)
+    c = one(cells, "m/flag")
+    assert c["pass_hat_1"] == 1.0 and c["pass_hat_2"] is None and c["pass_at_3"] is None
+    write_cells(cells, tmp_path)
+    lines = (tmp_path / "cells.csv").read_text().splitlines()
+    row = dict(zip(lines[0].split(","), lines[1].split(",")))
+    assert row["pass_hat_2"] == "n/a" and row["pass_at_3"] == "n/a" and row["consistency"] == "n/a"
+    block = reliability_summary(cells)[0]
+    assert block["pass_hat_k"] == {"1": 1.0, "2": None, "3": None}
+    assert block["items"] == 5 and block["repetitions"] == 3 and block["graded_repetitions_per_item"] == [1, 1]
+    assert "| m/flag | single-shot | 5 items × 1 repetition | 1.000 | n/a | n/a |" in card(records, ED3)
+
+
+def test_reliability_summary_fields():
+    cells = aggregate(repeated_runs("m/flag", MIXED), ED3)
+    block = reliability_summary(cells)
+    assert len(block) == 1
+    row = block[0]
+    assert row["workload"] == WL and row["n_runs"] == 45 and row["items"] == 15 and row["repetitions"] == 3
+    assert row["pass_rate_over_items"] == 0.8 and row["pass_hat_k"]["3"] == round(10 / 15, 6)
+    assert row["consistency"] == {"items_repeated": 15, "items_consistent": 12, "share": 0.8}
+    low, high = row["pass_rate_95"]
+    assert low < 0.8 < high
+
+
+def test_repetitions_shuffled_give_identical_csv(tmp_path):
+    records = repeated_runs("m/flag", MIXED) + repeated_runs("m/cand", ["pfp"] * 15, "0.002", system="agentic")
+    write_cells(aggregate(records, ED3), tmp_path / "a")
+    shuffled = list(records)
+    random.Random(3).shuffle(shuffled)
+    write_cells(aggregate(shuffled, ED3), tmp_path / "b")
+    assert (tmp_path / "a" / "cells.csv").read_bytes() == (tmp_path / "b" / "cells.csv").read_bytes()
+    assert card(records, ED3) == card(shuffled, ED3)

@@ -161,7 +161,7 @@ def test_the_demo_execute_writes_the_reliability_report_and_its_data(demo_run):
     assert res.returncode == 0, res.stdout + res.stderr
     page = (out / "reliability-report.md").read_text(encoding="utf-8")
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    data = summary["tasks"]["reliability"]
+    data = summary["tasks"]["reliability_report"]
     assert data["stage"] == "results" and data["exclusions"] == [] and data["not_made"] == []
     assert "reliability-report.md" in res.stdout
     graded = [c for c in data["cells"] if c["result"] != reliability.NOT_RUN]

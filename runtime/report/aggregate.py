@@ -5,7 +5,13 @@ polars does the grouping, but two of its habits would break reproducible reports
 keys; float sums vary with the thread count, so money is summed as `pl.Decimal` with a scale
 wide enough for every input (exact), and leaves this module as decimal strings, never floats.
 
-Denominators follow DESIGN §5: n counts graded runs only. Runs excluded for infrastructure
+Denominators follow DESIGN §5: n counts graded runs only, and `items` the items they cover.
+With repetitions (K > 1) a cell is `items` clusters of correlated runs, never n = items x K
+independent ones: `pass_rate` is the mean of the items' pass fractions, `wilson_low/high` the
+item-clustered Wilson interval on the effective sample `n_eff` (`stats.clustered_pass_rate`;
+with one repetition it is exactly Wilson on passes/n), and pass^k / pass@k (k = 1..declared
+repetitions; null where no item has k graded repetitions) and outcome consistency describe
+reliability across repetitions. Runs excluded for infrastructure
 failure are counted in `infra_excluded` and their spend in `infra_cost_usd`, outside CPO
 (infra failures are not model failures; seed §3). An empty denominator is null ("n/a"), never
 100%, and a cell without a success has an infinite CPO (null here, "inf" in the CSV).
@@ -22,7 +28,9 @@ from typing import Any, Iterable, Mapping
 import polars as pl
 
 from lrc.runtime.pricing import decimal_str
-from lrc.runtime.report.stats import MONEY_CONTEXT, bootstrap_cpo, cpo, jeffreys_p_at_least, wilson
+from lrc.runtime.report.stats import (
+    MONEY_CONTEXT, bootstrap_cpo, clustered_pass_rate, consistency, cpo, jeffreys_p_at_least_real, pass_k_curves,
+)
 
 SINGLE_SHOT = "single-shot"
 AGENTIC = "agentic"
@@ -76,10 +84,28 @@ CELL_SCHEMA: dict[str, Any] = {
     # The folder is a partial run (a subset, a limit, a shard, a stopped execute): not a full
     # measurement, so `qualifying` and `p_qualifying` are null ("partial run" in the CSV).
     "partial": pl.Boolean,
+    # Repetitions (DESIGN §5): declared per item, graded per item (fewest, most), the clustered
+    # interval's effective sample and design effect, and outcome consistency over the items
+    # with two or more graded repetitions. pass_hat_<k> / pass_at_<k> follow, k = 1..repetitions.
+    "repetitions": pl.Int64, "reps_min": pl.Int64, "reps_max": pl.Int64,
+    "n_eff": pl.Float64, "design_effect": pl.Float64,
+    "repeated_items": pl.Int64, "consistent_items": pl.Int64, "consistency": pl.Float64,
 }
 #: What a partial folder's qualifying fields read in the CSV (null in the parquet file).
 PARTIAL_CSV = "partial run"
-_FLOAT_COLUMNS = tuple(k for k, v in CELL_SCHEMA.items() if v == pl.Float64)
+
+
+def cell_schema(repetitions: int = 1) -> dict[str, Any]:
+    """CELL_SCHEMA plus pass_hat_<k> and pass_at_<k> for k = 1..repetitions (the edition's
+    declared repetitions, so every cell of an edition has the same columns)."""
+    extra = {f"pass_{kind}_{k}": pl.Float64 for kind in ("hat", "at") for k in range(1, repetitions + 1)}
+    return {**CELL_SCHEMA, **extra}
+
+
+def declared_repetitions(edition: Mapping[str, Any], rows: Iterable[Mapping[str, Any]] = ()) -> int:
+    """The edition's declared repetitions (at least the most any record shows)."""
+    declared = int(edition.get("repetitions", 1) or 1)
+    return max([declared, *(int(r["repetition"]) for r in rows)])
 
 
 def _money(value: Any, where: str) -> Decimal:
@@ -177,11 +203,6 @@ def _quantize(value: Decimal | None, places: int) -> Decimal | None:
     return value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP, context=MONEY_CONTEXT)
 
 
-def _qualifies(passes: int, n: int, threshold: Fraction) -> bool:
-    """Exact comparison (12/15 >= 0.80 must not hinge on float rounding)."""
-    return n > 0 and Fraction(passes, n) >= threshold
-
-
 def _roles(edition: Mapping[str, Any]) -> dict[str, str]:
     roles = {m["id"]: m["role"] for m in edition.get("models", [])}
     for model, role in roles.items():
@@ -227,8 +248,9 @@ def aggregate(records: list[Mapping[str, Any]], edition: Mapping[str, Any], part
     carries a qualifying verdict or its probability; they are null and `partial` is true.
     `notes`: per cell key, the NOTE_COLUMNS of a judged cell (its judge and review state)."""
     if not records:
-        return pl.DataFrame(schema=CELL_SCHEMA)
+        return pl.DataFrame(schema=cell_schema(declared_repetitions(edition)))
     rows = [_run_row(r) for r in records]
+    K = declared_repetitions(edition, rows)
     seen: set[tuple] = set()
     for r in rows:
         key = (r["workload"], r["model"], r["system"], r["item"], r["repetition"])
@@ -256,14 +278,15 @@ def aggregate(records: list[Mapping[str, Any]], edition: Mapping[str, Any], part
     per_item = (
         runs.filter(pl.col("graded") == 1)
         .group_by(*CELL_KEY, "item_index", "item")
-        .agg(pl.col("cost").sum(), pl.col("passes").sum())
+        .agg(pl.col("cost").sum(), pl.col("passes").sum(), pl.len().alias("runs"))
         .sort(*CELL_KEY, "item_index", "item")
     )
-    items: dict[tuple, tuple[list[Decimal], list[int]]] = {}
+    items: dict[tuple, tuple[list[Decimal], list[int], list[int]]] = {}
     for r in per_item.iter_rows(named=True):
-        costs, passes = items.setdefault((r["workload"], r["model"], r["system"]), ([], []))
+        costs, passes, graded = items.setdefault((r["workload"], r["model"], r["system"]), ([], [], []))
         costs.append(r["cost"])
         passes.append(r["passes"])
+        graded.append(r["runs"])
 
     out: list[dict[str, Any]] = []
     for c in cells.iter_rows(named=True):
@@ -271,30 +294,41 @@ def aggregate(records: list[Mapping[str, Any]], edition: Mapping[str, Any], part
         if c["model"] not in roles:
             raise ValueError(f"model {c['model']!r} has runs but is not in the edition")
         n, passes = c["n"], c["passes"]
-        interval = wilson(passes, n)
-        costs, item_passes = items.get(key, ([], []))
+        costs, item_passes, item_runs = items.get(key, ([], [], []))
+        interval = clustered_pass_rate(item_passes, item_runs)
+        agree = consistency(item_passes, item_runs)
+        curves = pass_k_curves(item_passes, item_runs, K)
         boot = bootstrap_cpo(costs, item_passes, f"{seed}/{c['workload']}", replicates)
         cell_cpo = cpo(c["cost"], passes)
         row = {k: c[k] for k in (*CELL_KEY, "n", "items", *_COUNT_COLUMNS)}
         row.update(
             role=roles[c["model"]],
-            pass_rate=passes / n if n else None,
-            wilson_low=interval[0] if interval else None,
-            wilson_high=interval[1] if interval else None,
-            p_qualifying=None if partial else jeffreys_p_at_least(passes, n, float(threshold)),
+            pass_rate=float(interval["estimate"]) if interval else None,
+            wilson_low=interval["low"] if interval else None,
+            wilson_high=interval["high"] if interval else None,
+            p_qualifying=None if partial or not interval else jeffreys_p_at_least_real(
+                interval["estimate"], interval["n_eff"], float(threshold)),
             cost_usd=decimal_str(c["cost"]),
             infra_cost_usd=decimal_str(c["infra_cost"]),
             cpo_usd=_money_str(_quantize(cell_cpo, CPO_PLACES)),
             cpo_low=_money_str(_quantize(boot["low"], CPO_PLACES)),
             cpo_high=_money_str(_quantize(boot["high"], CPO_PLACES)),
             cpo_p_no_success=boot["p_no_success"] if n else None,
-            qualifying=None if partial else _qualifies(passes, n, threshold),
+            # Exact: 12/15 >= 0.80 must not hinge on float rounding; an empty cell never qualifies.
+            qualifying=None if partial else bool(interval) and interval["estimate"] >= threshold,
             partial=partial,
             grading_cost_usd=decimal_str(c["grading_cost"]),
             **{k: (notes or {}).get(key, {}).get(k) for k in NOTE_COLUMNS},
+            repetitions=K,
+            reps_min=min(item_runs) if item_runs else None, reps_max=max(item_runs) if item_runs else None,
+            n_eff=float(interval["n_eff"]) if interval else None,
+            design_effect=float(interval["design_effect"]) if interval else None,
+            repeated_items=agree["items"], consistent_items=agree["consistent"], consistency=agree["share"],
+            **{f"pass_hat_{c['k']}": c["pass_hat"] for c in curves},
+            **{f"pass_at_{c['k']}": c["pass_at"] for c in curves},
         )
         out.append(row)
-    return pl.DataFrame(out, schema=CELL_SCHEMA)
+    return pl.DataFrame(out, schema=cell_schema(K))
 
 
 def _money_str(value: Decimal | None) -> str | None:
@@ -383,7 +417,7 @@ def _csv_frame(cells: pl.DataFrame) -> pl.DataFrame:
         elif name == "p_qualifying":
             values = [PARTIAL_CSV if part else ("n/a" if v is None else f"{v:.{CSV_FLOAT_PLACES}f}")
                       for v, part in zip(values, partial)]
-        elif name in _FLOAT_COLUMNS:
+        elif cells.schema[name] == pl.Float64:
             values = ["n/a" if v is None else f"{v:.{CSV_FLOAT_PLACES}f}" for v in values]
         elif name == "cpo_usd":
             values = [
@@ -392,7 +426,7 @@ def _csv_frame(cells: pl.DataFrame) -> pl.DataFrame:
         elif name in ("cpo_low", "cpo_high"):
             values = ["n/a" if v is None else v for v in values]
         columns[name] = values
-    return pl.DataFrame(columns, schema={k: (pl.String if k in _FLOAT_COLUMNS or k == "qualifying" else v)
+    return pl.DataFrame(columns, schema={k: (pl.String if v == pl.Float64 or k == "qualifying" else v)
                                          for k, v in cells.schema.items()})
 
 
@@ -413,3 +447,32 @@ def write_cells(cells: pl.DataFrame, out_dir: str | Path) -> tuple[Path, Path]:
         for tmp in (tmp_csv, tmp_parquet):
             tmp.unlink(missing_ok=True)
     return csv_path, parquet_path
+
+
+def reliability_fields(cell: Mapping[str, Any]) -> dict[str, Any]:
+    """A cell's repetition-aware figures for summary.json, with their denominators: the pass
+    rate over items and its clustered interval, pass^k and pass@k (k = 1..repetitions; null
+    where no item has k graded repetitions), and outcome consistency."""
+    K = int(cell.get("repetitions") or 1)
+    return {
+        "items": cell["items"], "repetitions": K,
+        "graded_repetitions_per_item": None if cell.get("reps_min") is None else [cell["reps_min"], cell["reps_max"]],
+        "pass_rate_over_items": _rounded(cell["pass_rate"]),
+        "pass_rate_95": None if cell["wilson_low"] is None else [_rounded(cell["wilson_low"]), _rounded(cell["wilson_high"])],
+        "n_eff": _rounded(cell.get("n_eff")), "design_effect": _rounded(cell.get("design_effect")),
+        "pass_hat_k": {str(k): _rounded(cell.get(f"pass_hat_{k}")) for k in range(1, K + 1)},
+        "pass_at_k": {str(k): _rounded(cell.get(f"pass_at_{k}")) for k in range(1, K + 1)},
+        "consistency": {"items_repeated": cell.get("repeated_items", 0), "items_consistent": cell.get("consistent_items", 0),
+                        "share": _rounded(cell.get("consistency"))},
+    }
+
+
+def _rounded(value: float | None) -> float | None:
+    """Fixed places for summary.json (the cells' parquet keeps full precision)."""
+    return None if value is None else round(value, 6)
+
+
+def reliability_summary(cells: pl.DataFrame, kind: str = "workload") -> list[dict[str, Any]]:
+    """summary.json's per-cell reliability rows, sorted by cell key."""
+    return [{kind: c["workload"], "model": c["model"], "system": c["system"], "role": c["role"], "n_runs": c["n"],
+             **reliability_fields(c)} for c in cells.sort(*CELL_KEY).iter_rows(named=True)]

@@ -8,7 +8,7 @@ sorted and free of wall-clock data, so a resumed run writes the same bytes as an
 uninterrupted one.
 
 This module is the `lrc.analysis` code component: its fingerprint covers it and everything
-it imports (grading, aggregation, statistics, pricing, the rate card, the calibration check,
+it imports (grading, aggregation, statistics, paired comparisons, pricing, the rate card, the calibration check,
 and for seed-000 tasks `lrc.runtime.tasks`: their prompt, runner, reference policies' tools,
 validators and reports), the code that computes every published figure. An edition pins it (`analysis:`), the lock
 records its fingerprint, and `lrc execute`/`lrc report` refuse to run with other code.
@@ -33,9 +33,10 @@ from lrc.runtime.review.status import review_status
 from lrc.runtime.lock.canonical import digest
 from lrc.runtime.pricing import call_cost, decimal_str, price_for
 from lrc.runtime.report import aggregate as agg
-from lrc.runtime.report import calibration_text
+from lrc.runtime.report import calibration_text, paired as paired_report
 from lrc.runtime.report import reliability
-from lrc.runtime.report.ratecard import PARTIAL_NOTE, rate_card_markdown
+from lrc.runtime.report.ratecard import PARTIAL_NOTE, rate_card_markdown, reliability_section
+from lrc.runtime.report.stats import CLUSTERED_METHOD
 from lrc.runtime.tasks import report as task_report
 
 COMPONENT_ID = "lrc.analysis"
@@ -161,6 +162,7 @@ def edition_view(plan: dict[str, Any], lock: dict[str, Any]) -> dict[str, Any]:
         "id": spec["id"], "version": spec["version"], "date": spec["date"], "brand": spec["brand"],
         "footer": spec["footer"], "disclaimer": spec["disclaimer"], "title": spec["title"],
         "qualifying_threshold": spec["qualifying"]["min_pass_rate"],
+        "repetitions": int(spec.get("repetitions", 1)),
         "models": [{"id": m, "role": e["role"]} for m, e in sorted(plan["models"].items())],
         "workloads": {ref: {"job": wl["spec"]["rate_card"]["job"], "volume_units": wl["spec"]["rate_card"]["volume_units"],
                             "units_per_item": wl["spec"]["dataset"]["units_per_item"], "unit": wl["spec"]["dataset"]["unit"]}
@@ -465,7 +467,8 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
                                 "steps": run["steps"]})
                 continue
         records.append({**base, **judging, "status": "graded", "verdict": evaluation["verdict"], "outcome": evaluation["outcome"],
-                        "steps": run["steps"]})
+                        "steps": run["steps"], "failure_categories": list(evaluation.get("failure_categories") or []),
+                        **({"failure": evaluation["failure"]} if evaluation.get("failure") else {})})
         folder = out / "runs" / spec.workload / slug(spec.model) / spec.system / f"{spec.item_id}.r{spec.repetition}"
         system_ref = workload["spec"]["systems"][spec.system]["system"]
         use = workload["spec"]["systems"][spec.system]
@@ -526,7 +529,7 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
     tasks_block = task_report.summary_block(plan, task_cells, task_records) if task_report.locktasks.tasks(plan) else None
     if tasks_block is not None:  # seed 000's reliability report, read back from the run files just written
         page = reliability.data(plan, out, *_task_exclusions(plan, runs, journal))
-        tasks_block["reliability"] = page
+        tasks_block["reliability_report"] = page
         _write_text(out / "reliability-report.md", reliability.markdown(page))
     # A partial folder derives nothing: no cheapest qualifier, frontier premium or multiplier.
     derived = (f"{PARTIAL_NOTE} ({covered['not_run']} of {covered['planned']} planned runs not run): "
@@ -534,12 +537,16 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
     agg.write_cells(cells, out)
     calibration = _joined_calibration(agg.calibration(cells), agg.calibration(task_cells))
     reused_notes = {key: (n, origin) for key, (n, origin) in reuse_by_cell.items()}
-    card = rate_card_markdown(cells, derived, edition, covered, reused=reused_notes,
+    # Paired system comparisons (same model, same items): only for a full measurement.
+    paired = None if partial else paired_report.compare(records + task_records, edition)
+    card = rate_card_markdown(cells, derived, edition, covered, reused=reused_notes, paired=paired,
                               reuse_totals=(reuse["reused_calls"], reuse["reused_calls"] + reuse["paid_calls"],
                                             reuse["reused_cost"], reuse["reused_origin_cost"], reuse["paid_cost"]))
     if tasks_block is not None:  # the tasks' table goes above the footer
         head, rule, footer = card.rpartition("\n---\n")
         section = task_report.rate_card_section(tasks_block)
+        section += "\n".join(["", *reliability_section(list(task_cells.sort(*agg.CELL_KEY).iter_rows(named=True)),
+                                                         edition, "tasks")])
         card = head + section + rule + footer if rule else card + section
     _write_text(out / "rate-card.md", card)
     compared = forecast_vs_actual(records, forecast) if forecast is not None else None
@@ -554,6 +561,12 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
         "operation": operation_summary(journal),
         **({"judge": judge_summary(plan, cells, review)} if judged_workloads else {}),
         **({"tasks": tasks_block} if tasks_block is not None else {}),
+        # Repetitions (DESIGN §5): per cell, the pass rate over items with its clustered
+        # interval, pass^k, pass@k and outcome consistency, each with its denominator.
+        "reliability": {"method": CLUSTERED_METHOD, "repetitions": edition["repetitions"],
+                        "cells": agg.reliability_summary(cells),
+                        **({"tasks": agg.reliability_summary(task_cells, "task")} if tasks_block is not None else {})},
+        "paired": paired if paired is not None else f"{PARTIAL_NOTE}: no paired comparisons",
         "response_cache": {
             "reused_calls": reuse["reused_calls"],
             "reused_cost_usd": decimal_str(reuse["reused_cost"]),  # at this lock's prices: in cost and CPO

@@ -5,6 +5,10 @@ flagship)` -- and every rate shown is followed by the evidence behind it (s/n, W
 interval, CPO with its bootstrap interval), because at n = 15 a qualifying call can flip by
 chance (benchmark-method-anchors §7.4). Rates are recomputed exactly from the cell's summed
 cost and successes, not from the rounded CPO string.
+
+With repetitions, a pass rate is the mean over items with its item-clustered interval, and its
+denominator reads "15 items × 3 repetitions", never "n = 45" (`stats.clustered_pass_rate`);
+the reliability table gives pass^k, pass@k and outcome consistency with their denominators.
 """
 
 from __future__ import annotations
@@ -52,16 +56,41 @@ def _usd(amount: Decimal) -> str:
     return f"{whole}.{frac[:2]}{frac[2:].rstrip('0')}" if frac else text
 
 
-def _pass(cell: Mapping[str, Any]) -> str:
+def repeated(cell: Mapping[str, Any]) -> bool:
+    """True when some item of the cell has more than one graded repetition."""
+    return (cell.get("reps_max") or 1) > 1
+
+
+def denominator(cell: Mapping[str, Any]) -> str:
+    """'15 items × 3 repetitions' (or '15 items × 2–3 repetitions' when some were excluded)."""
+    lo, hi = cell.get("reps_min") or 1, cell.get("reps_max") or 1
+    reps = f"{lo}" if lo == hi else f"{lo}–{hi}"
+    items = f"{cell['items']} item{'' if cell['items'] == 1 else 's'}"
+    return f"{items} × {reps} repetition{'s' if hi > 1 else ''}"
+
+
+def pass_text(cell: Mapping[str, Any]) -> str:
+    """passes/n with one repetition; the mean over items and its denominator with more."""
     if not cell["n"]:
         return f"n/a (0 graded; {cell['infra_excluded']} infra-excluded)"
-    return f"{cell['passes']}/{cell['n']}"
+    if not repeated(cell):
+        return f"{cell['passes']}/{cell['n']}"
+    return f"{cell['pass_rate']:.3f} over {denominator(cell)} ({cell['passes']} passing runs)"
 
 
-def _wilson(cell: Mapping[str, Any]) -> str:
+_pass = pass_text
+
+
+def interval_text(cell: Mapping[str, Any]) -> str:
     if cell["wilson_low"] is None:
         return "n/a"
-    return f"[{cell['wilson_low']:.3f}, {cell['wilson_high']:.3f}]"
+    text = f"[{cell['wilson_low']:.3f}, {cell['wilson_high']:.3f}]"
+    if repeated(cell):
+        text += f" clustered by item, n_eff {cell['n_eff']:.1f}"
+    return text
+
+
+_wilson = interval_text
 
 
 def _cpo(cell: Mapping[str, Any]) -> str:
@@ -102,14 +131,23 @@ def _evidence(cell: Mapping[str, Any]) -> str:
 
 
 def _quality_bar(cells: list[dict[str, Any]], threshold: str) -> str:
-    ns = sorted({c["n"] for c in cells})
+    ns = sorted({c["items"] for c in cells})
     if not ns:
         return f"Quality bar: pass rate ≥ {threshold} (no runs yet)."
-    unit = "items" if all(c["n"] == c["items"] for c in cells) else "graded runs"
-    size = f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]}–{ns[-1]}"
+    items = f"{ns[0]}" if len(ns) == 1 else f"{ns[0]}–{ns[-1]}"
+    if not any(repeated(c) for c in cells):
+        return (
+            f"Quality bar: pass rate ≥ {threshold} on n = {items} items per cell. "
+            "Intervals are Wilson 95% for pass rates and cluster-bootstrap 95% for CPO."
+        )
+    # Never "n = 45": with repetitions the sample is the items, each repeated.
+    reps = sorted({r for c in cells for r in (c.get("reps_min") or 1, c.get("reps_max") or 1)})
+    rep = f"{reps[0]}" if len(reps) == 1 else f"{reps[0]}–{reps[-1]}"
     return (
-        f"Quality bar: pass rate ≥ {threshold} on {size} {unit} per cell. "
-        "Intervals are Wilson 95% for pass rates and cluster-bootstrap 95% for CPO."
+        f"Quality bar: pass rate ≥ {threshold} on {items} items × {rep} repetitions per cell; the pass rate is "
+        "the mean of the items' pass fractions, never the runs counted as independent. Intervals are Wilson 95% "
+        "clustered by item (on the effective sample n_eff from the between-item design effect) for pass rates and "
+        "cluster-bootstrap 95% over items for CPO."
     )
 
 
@@ -252,14 +290,16 @@ def _judge_section(edition: Mapping[str, Any]) -> list[str]:
 def rate_card_markdown(cells: pl.DataFrame, derived: Mapping[str, Any] | str,
                        edition: Mapping[str, Any], coverage: Mapping[str, Any] | None = None,
                        reused: Mapping[tuple, tuple[int, Decimal]] | None = None,
-                       reuse_totals: tuple[int, int, Decimal, Decimal, Decimal] | None = None) -> str:
+                       reuse_totals: tuple[int, int, Decimal, Decimal, Decimal] | None = None,
+                       paired: Mapping[str, Any] | None = None) -> str:
     """The rate card as Markdown: rates per system, multipliers, cell tables, footer.
 
     `coverage` (`outputs.coverage`) with runs not made marks the card partial: a banner and the
     cells short of the plan instead of rates and multipliers (`derived` is then unused).
     `reused` (cell key -> reused calls, what they cost where they were paid) and `reuse_totals`
     (reused calls, all calls, their cost at this edition's prices, at their origins' prices,
-    this folder's own calls' cost) describe responses answered from a response cache."""
+    this folder's own calls' cost) describe responses answered from a response cache.
+    `paired` (`paired.compare`) adds the paired system comparisons."""
     threshold = str(edition["qualifying_threshold"])
     rows = sorted(cells.iter_rows(named=True), key=lambda c: tuple(c[k] for k in CELL_KEY))
     by_key = {tuple(c[k] for k in CELL_KEY): c for c in rows}
@@ -284,6 +324,8 @@ def rate_card_markdown(cells: pl.DataFrame, derived: Mapping[str, Any] | str,
                 out += _rate_line(workload, system, info["systems"][system], by_key, edition,
                                   threshold)
         out.append("")
+    out += reliability_section(rows, edition)
+    out += paired_section(paired)
     multipliers = [(w, m, v) for w, info in workloads.items()
                    for m, v in info["agentic_multiplier"].items()]
     if multipliers:
@@ -331,3 +373,79 @@ def rate_card_text(cells: pl.DataFrame, derived: Mapping[str, Any] | str,
                    edition: Mapping[str, Any], coverage: Mapping[str, Any] | None = None) -> str:
     """Terminal form: the Markdown reads fine as plain text."""
     return rate_card_markdown(cells, derived, edition, coverage)
+
+
+def _share(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def reliability_section(rows: list[Mapping[str, Any]], edition: Mapping[str, Any], title: str = "workloads") -> list[str]:
+    """pass^k, pass@k (k = 1..declared repetitions) and outcome consistency per cell, each with
+    its denominator; one line when the edition ran each item once (nothing to invent)."""
+    K = int(edition.get("repetitions", 1) or 1)
+    if not rows:
+        return []
+    if K <= 1:
+        return [f"Reliability ({title}): each item ran once (repetitions: 1), so pass^k and pass@k for k > 1 and "
+                "outcome consistency are n/a; pass^1 = pass@1 = the pass rate.", ""]
+    ks = range(1, K + 1)
+    out = [f"## Reliability across repetitions — {title} (declared repetitions: {K})", "",
+           "pass^k: share of items whose k repetitions all pass; pass@k: at least one of k passes (unbiased "
+           "estimators over each item's graded repetitions, averaged over items with at least k of them). "
+           "Consistency: items whose repetitions all agree (all pass or all fail), of the items repeated.", "",
+           "| " + " | ".join(["task" if title == "tasks" else "workload", "model", "system", "items × repetitions",
+                               *(f"pass^{k}" for k in ks), *(f"pass@{k}" for k in ks), "consistency"]) + " |",
+           "|" + "---|" * (5 + 2 * K)]
+    for c in rows:
+        cells = [c["workload"], c["model"], c["system"], denominator(c) if c["n"] else "n/a (0 graded)",
+                 *(_share(c.get(f"pass_hat_{k}")) for k in ks), *(_share(c.get(f"pass_at_{k}")) for k in ks),
+                 (f"{c['consistent_items']}/{c['repeated_items']} items ({c['consistency']:.3f})"
+                  if c.get("repeated_items") else "n/a (no item repeated)")]
+        out.append("| " + " | ".join(_esc(v) for v in cells) + " |")
+    return out + [""]
+
+
+def _signed(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:+.3f}"
+
+
+def paired_section(paired: Mapping[str, Any] | None) -> list[str]:
+    """The paired comparisons table: B − A per workload or task and overall, with the paired
+    interval, cost and steps per outcome of each system, and the failure categories B removes
+    or adds."""
+    if not paired or not paired.get("pairs"):
+        return []
+    out = ["## Paired comparisons (same model, same items and repetitions)", "", f"Method: {paired['method']}", "",
+           "| model | A → B | workload / task | items | pass A | pass B | B − A (95%) | sign test p | "
+           "CPO A | CPO B | steps per run (per success) A | B | categories B removes | categories B adds |",
+           "|---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---|"]
+    for pair in paired["pairs"]:
+        for row in [*pair["by_workload"], pair["overall"]]:
+            a, b = row["a"], row["b"]
+            interval = "n/a" if row["diff_low"] is None else f"[{row['diff_low']:+.3f}, {row['diff_high']:+.3f}]"
+            diff = _signed(row["diff"])
+            if row["diff"] is not None and row["diff_low"] is None and row["items"]:
+                interval = ("n/a (no item differs)" if not row["diff"]
+                            else "n/a (every item differs by the same amount; see the sign test)")
+            out.append("| " + " | ".join(_esc(v) for v in (
+                pair["model"], f"{pair['a']} → {pair['b']}", row.get("workload", "**overall**"), row["items"],
+                _share(a["pass_rate"]), _share(b["pass_rate"]), f"{diff} {interval}", f"{row['sign_test_p']:.3g}",
+                _side_cpo(a), _side_cpo(b), _side_steps(a), _side_steps(b),
+                ", ".join(row["categories"]["removed"]) or "—", ", ".join(row["categories"]["added"]) or "—",
+            )) + " |")
+    return out + [""]
+
+
+def _side_cpo(side: Mapping[str, Any]) -> str:
+    if not side["runs"]:
+        return "n/a"
+    if side["cpo_usd"] is None:
+        return f"∞ (no success; spent {_usd(Decimal(side['cost_usd']))})"
+    return _usd(Decimal(side["cpo_usd"]))
+
+
+def _side_steps(side: Mapping[str, Any]) -> str:
+    if not side["runs"]:
+        return "n/a"
+    per_success = "n/a" if side["steps_per_success"] is None else f"{Decimal(side['steps_per_success']):.2f}"
+    return f"{Decimal(side['steps_per_run']):.2f} ({per_success})"

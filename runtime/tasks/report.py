@@ -29,6 +29,8 @@ from typing import Any, Callable
 from lrc.runtime.lock import tasks as locktasks
 from lrc.runtime.lock.canonical import digest
 from lrc.runtime.pricing import call_cost, decimal_str, price_for
+from lrc.runtime.report.aggregate import reliability_fields
+from lrc.runtime.report.ratecard import pass_text
 from lrc.runtime.tasks import grade as task_grade
 from lrc.runtime.tasks import planning, prompt, runner
 from lrc.runtime.tasks import reference as _reference  # noqa: F401 - the reference policies are in the analysis fingerprint too
@@ -87,7 +89,10 @@ def write_runs(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: di
             continue
         evaluation = task_grade.grade(item, run)
         records.append({**base, "status": "graded", "verdict": evaluation["verdict"], "outcome": evaluation["outcome"],
-                        "steps": run["steps"], "budget_exceeded": int(bool((run.get("task") or {}).get("exceeded")))})
+                        "steps": run["steps"], "budget_exceeded": int(bool((run.get("task") or {}).get("exceeded"))),
+                        # For the paired comparison's categories removed/added (lrc.runtime.report.paired).
+                        "failure_categories": list(evaluation.get("failure_categories") or []),
+                        **({"failure": evaluation["failure"]} if evaluation.get("failure") else {})})
         folder = out / "runs" / spec.workload / slug(spec.model) / spec.system / f"{spec.item_id}.r{spec.repetition}"
         _write_run(lock, plan, entry, item, spec, run, calls, cost, evaluation, folder, common, put, put_bytes)
     return records, incomplete
@@ -161,10 +166,12 @@ def summary_block(plan: dict[str, Any], cells, records: list[dict[str, Any]]) ->
         key = (c["workload"], c["model"], c["system"])
         out_cells.append({
             "task": c["workload"], "model": c["model"], "system": c["system"], "role": c["role"],
-            "n": c["n"], "passes": c["passes"], "partials": c["partials"], "pass_rate": f"{c['passes']}/{c['n']}" if c["n"] else "n/a",
+            "n": c["n"], "passes": c["passes"], "partials": c["partials"], "pass_rate": pass_text(c) if c["n"] else "n/a",
             "wilson_95": None if c["wilson_low"] is None else [round(c["wilson_low"], 4), round(c["wilson_high"], 4)],
             "budget_exceeded": budget.get(key, 0), "infra_excluded": c["infra_excluded"],
             "cost_usd": c["cost_usd"], "cost_per_success_usd": c["cpo_usd"],
+            # Repetitions: pass rate over items (clustered interval), pass^k, pass@k, consistency.
+            "reliability": reliability_fields(c),
         })
     manifest = locktasks.split_manifest(plan)
     return {"split_manifest": manifest["tasks"], "test_task_hashes": manifest["test_hashes"],
