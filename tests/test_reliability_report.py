@@ -117,16 +117,20 @@ def test_the_figures_are_read_back_from_the_run_folders_with_known_values(task_p
     cell = next(c for c in report["cells"] if c["model"] == "lrc/baseline" and c["system"] == system)
     r = cell["result"]
     assert (r["runs"], r["pass"], r["partial"], r["fail"]) == (3, 1, 1, 1)
-    assert r["financial_correctness"] == {"runs_all_pass": 1, "runs": 3}  # r2's warning failure is a failure of the check
-    assert r["integrity"] == {"runs_all_pass": 1, "runs": 3}
+    # r2's warning failure is a failure of the check; one item, three repetitions: clustered by item
+    assert {k: r["financial_correctness"][k] for k in ("passes", "runs", "items")} == {"passes": 1, "runs": 3, "items": 1}
+    assert {k: r["integrity"][k] for k in ("passes", "runs", "items")} == {"passes": 1, "runs": 3, "items": 1}
+    assert r["completion"]["estimate"] == 0.3333 and 0 < r["completion"]["low"] < 0.3333 < r["completion"]["high"] < 1
     assert r["review_burden"] == {"error": 1 + len(checks), "warning": 1}
     # one item, passes in 1 of 3 repetitions: pass^1 = 1/3, pass^2 = pass^3 = 0
     assert r["items"] == 1 and r["pass_hat_k"] == {"1": 0.3333, "2": 0.0, "3": 0.0}
+    assert r["pass_hat_k_items"] == {"1": 1, "2": 1, "3": 1}
     assert r["efficiency"] == reliability.NOT_RUN  # the demo edition has not declared efficiency released
     others = [c for c in report["cells"] if c["model"] != "lrc/baseline"]
     assert others and all(c["result"] == reliability.NOT_RUN for c in others)  # no run folder: nothing invented
     page = reliability.markdown(report)
-    assert "| fa.fix-sign.v4 | dev | lrc/baseline | " + system + " | 1 / 1 / 1 of 3 | 1/3 (0.06–0.79) |" in page
+    low, high = r["completion"]["low"], r["completion"]["high"]
+    assert f"| fa.fix-sign.v4 | dev | lrc/baseline | {system} | 1 / 1 / 1 of 3 | 1/3 · 1 items × 3 ({low:.2f}–{high:.2f}) |" in page
     assert "pass^3" in page and "0.00 (1 items × 3)" in page
     assert "k1: retries-exhausted after 3 attempt(s)" in page
     assert "IS!D7" in page and "runs/fa.fix-sign.v4/lrc__baseline/" in page  # an important failure, with where to look
@@ -141,7 +145,7 @@ def test_pass_hat_k_is_na_when_an_item_has_fewer_repetitions_than_declared(task_
     for rep in (1, 2):  # the third repetition was never made
         _write_run(tmp_path, "fa.fix-sign.v4", "lrc/oracle", system, "fa.fix-sign", rep, "pass", _statuses(task_plan, {}))
     r = next(c for c in reliability.data(task_plan, tmp_path)["cells"] if c["model"] == "lrc/oracle")["result"]
-    assert r["runs"] == 2 and r["pass_hat_k"] is None
+    assert r["runs"] == 2 and r["pass_hat_k"] == {"1": 1.0, "2": 1.0, "3": None}  # no item reached k = 3
     assert "| not run |" in reliability._cell_row({"task": "t", "split": "dev", "model": "m", "system": "s", "result": r}, 3)
 
 
@@ -169,3 +173,27 @@ def test_the_demo_execute_writes_the_reliability_report_and_its_data(demo_run):
     oracle = [c["result"] for c in graded if c["model"] == "lrc/oracle"]
     assert oracle and all(r["pass"] == r["runs"] and r["review_burden"] == {} for r in oracle)
     assert "## Important failures" in page and "not run" not in page.split("## Important failures")[1].split("##")[0]
+
+
+def _side(system: str, passes: int, runs: int, cpo: str | None) -> dict:
+    return {"system": system, "passes": passes, "runs": runs, "pass_rate": passes / runs, "cpo_usd": cpo, "cost_usd": "0.5",
+            "steps": 4 * runs, "steps_per_run": "4", "steps_per_success": None, "failure_categories": {}}
+
+
+def test_the_paired_section_shows_only_the_task_pairs_with_interval_sign_test_and_categories(task_plan, tmp_path):
+    row = {"workload": "fa.fix-sign.v4", "a": _side("direct", 0, 3, None), "b": _side("orchestrated", 2, 3, "0.75"),
+           "diff": 0.6667, "diff_low": 0.3333, "diff_high": 1.0, "sign_test_p": 0.25, "items": 1,
+           "categories": {"removed": ["artifact-integrity"], "added": [], "counts": {}}}
+    workload_row = {**row, "workload": "triage.ap-inbox.v3"}
+    paired = {"method": "B − A over items", "pairs": [
+        {"a": "direct", "b": "orchestrated", "model": "lrc/baseline", "by_workload": [row], "overall": row},
+        {"a": "single-shot", "b": "agentic", "model": "lrc/baseline", "by_workload": [workload_row], "overall": workload_row}]}
+    report = reliability.data(task_plan, tmp_path, paired=paired)
+    assert [p["a"] for p in report["paired"]] == ["direct"]  # a workload pair is the rate card's, not this page's
+    page = reliability.markdown(report)
+    assert ("| lrc/baseline | direct → orchestrated | fa.fix-sign.v4 | 0/3 | 2/3 | +0.67 (+0.33…+1.00) | 0.25 | "
+            "∞ (no success) / $0.75 | 4 / 4 | artifact-integrity / none |") in page
+    assert "Method: B − A over items" in page
+    partial = reliability.markdown(reliability.data(task_plan, tmp_path, paired="partial folder: no paired comparisons"))
+    assert "partial folder: no paired comparisons" in partial
+    assert "not run (every pair" in reliability.markdown(reliability.data(task_plan, None))

@@ -527,10 +527,6 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
     # Tasks are their own cells (task × model × system): never in a workload's rate line or in cells.csv.
     task_cells = agg.aggregate(task_records, edition, partial=partial)
     tasks_block = task_report.summary_block(plan, task_cells, task_records) if task_report.locktasks.tasks(plan) else None
-    if tasks_block is not None:  # seed 000's reliability report, read back from the run files just written
-        page = reliability.data(plan, out, *_task_exclusions(plan, runs, journal))
-        tasks_block["reliability_report"] = page
-        _write_text(out / "reliability-report.md", reliability.markdown(page))
     # A partial folder derives nothing: no cheapest qualifier, frontier premium or multiplier.
     derived = (f"{PARTIAL_NOTE} ({covered['not_run']} of {covered['planned']} planned runs not run): "
                f"no rates, qualifying verdicts, frontier premiums or agentic multipliers") if partial else agg.derived(cells, edition)
@@ -539,6 +535,11 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
     reused_notes = {key: (n, origin) for key, (n, origin) in reuse_by_cell.items()}
     # Paired system comparisons (same model, same items): only for a full measurement.
     paired = None if partial else paired_report.compare(records + task_records, edition)
+    if tasks_block is not None:  # seed 000's reliability report, read back from the run files just written
+        page = reliability.data(plan, out, *_task_exclusions(plan, runs, journal),
+                                paired=paired if paired is not None else f"{PARTIAL_NOTE}: no paired comparisons")
+        tasks_block["reliability_report"] = page
+        _write_text(out / "reliability-report.md", reliability.markdown(page))
     card = rate_card_markdown(cells, derived, edition, covered, reused=reused_notes, paired=paired,
                               reuse_totals=(reuse["reused_calls"], reuse["reused_calls"] + reuse["paid_calls"],
                                             reuse["reused_cost"], reuse["reused_origin_cost"], reuse["paid_cost"]))

@@ -12,13 +12,16 @@ field reading "not run" -- the pre-registration page (release checklist: "publis
 manifest before scored runs"; "replace every Not run field only with reproducible
 measurements").
 
-What each figure means (every rate has its denominator and a Wilson 95% interval over runs):
+What each figure means (every rate has its denominator -- runs, and items × repetitions -- and
+its 95% interval clustered by item, `stats.clustered_pass_rate`: repetitions of one item are
+never counted as independent runs; with one repetition it is the Wilson interval):
 - completion: pass / partial / fail of the graded runs (partial counts as not passed);
 - financial correctness: runs whose every check of category `financial-incorrectness` passed;
 - integrity: runs whose every check of category `artifact-integrity` passed;
 - review burden: material issues (checks not passed) by severity, in total and per run;
-- pass^k: all k repetitions of an item pass (the unbiased estimator over the declared
-  repetitions, `stats.pass_hat_k`); "n/a" with fewer than k repetitions of every item;
+- pass^k: all k repetitions of an item pass, k = the declared repetitions (the unbiased
+  estimator, `stats.pass_k_curves`, over the items with k graded repetitions; "not run" when no
+  item has k);
 - efficiency (tokens, tool calls, retries, cost): "not run" in the public report until the
   edition declares its measurement code and pricing released (`efficiency_reporting:
   released`), as the seed requires. Latency is never shown: lrc keeps the wall clock out of
@@ -34,7 +37,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Iterable
 
-from lrc.runtime.report.stats import pass_hat_k, wilson
+from lrc.runtime.report.stats import clustered_pass_rate, pass_k_curves
 
 NOT_RUN = "not run"
 FINANCIAL = "financial-incorrectness"
@@ -53,11 +56,22 @@ def _task_systems(plan: dict[str, Any]) -> list[str]:
     return list(planning.agentic_systems(plan))
 
 
-def _rate(k: int, n: int) -> str:
-    if n == 0:
+def _rate(rate: dict[str, Any] | None) -> str:
+    """`passes/runs (low–high)`, with `· items × k` when items repeat; "n/a" for no run."""
+    if rate is None:
         return "n/a (0 runs)"
-    low, high = wilson(k, n)
-    return f"{k}/{n} ({low:.2f}–{high:.2f})"
+    shape = "" if rate["runs"] == rate["items"] else f" · {rate['items']} items × {rate['runs'] // rate['items'] if rate['runs'] % rate['items'] == 0 else 'k'}"
+    return f"{rate['passes']}/{rate['runs']}{shape} ({rate['low']:.2f}–{rate['high']:.2f})"
+
+
+def _clustered(per_item: dict[str, list[bool]]) -> dict[str, Any] | None:
+    passes = [sum(v) for _, v in sorted(per_item.items())]
+    runs = [len(v) for _, v in sorted(per_item.items())]
+    rate = clustered_pass_rate(passes, runs)
+    if rate is None:
+        return None
+    return {"passes": sum(passes), "runs": sum(runs), "items": len(runs), "estimate": round(float(rate["estimate"]), 4),
+            "low": round(rate["low"], 4), "high": round(rate["high"], 4)}
 
 
 def _read(path: Path) -> dict[str, Any] | None:
@@ -99,10 +113,17 @@ def cell_figures(plan: dict[str, Any], runs: list[dict[str, Any]], repetitions: 
     n = len(runs)
     out: dict[str, Any] = {"runs": n, "pass": verdicts.count("pass"), "partial": verdicts.count("partial"),
                            "fail": verdicts.count("fail")}
+    completed: dict[str, list[bool]] = {}
+    for r in runs:
+        completed.setdefault(r["item"], []).append(r["evaluation"].get("verdict") == "pass")
+    out["completion"] = _clustered(completed)
     for name, wanted in (("financial_correctness", FINANCIAL), ("integrity", INTEGRITY)):
-        judged = [_all_pass(r["evaluation"].get("validators") or [], _categories(plan, r["task"]), wanted) for r in runs]
-        decided = [j for j in judged if j is not None]
-        out[name] = {"runs_all_pass": sum(decided), "runs": len(decided)}
+        held: dict[str, list[bool]] = {}
+        for r in runs:
+            verdict = _all_pass(r["evaluation"].get("validators") or [], _categories(plan, r["task"]), wanted)
+            if verdict is not None:
+                held.setdefault(r["item"], []).append(verdict)
+        out[name] = _clustered(held)
     burden: dict[str, int] = {}
     for r in runs:
         for res in r["evaluation"].get("validators") or []:
@@ -110,13 +131,11 @@ def cell_figures(plan: dict[str, Any], runs: list[dict[str, Any]], repetitions: 
                 sev = str(res.get("severity", "error"))
                 burden[sev] = burden.get(sev, 0) + 1
     out["review_burden"] = dict(sorted(burden.items()))
-    per_item: dict[str, list[bool]] = {}
-    for r in runs:
-        per_item.setdefault(r["item"], []).append(r["evaluation"].get("verdict") == "pass")
-    full = [v for v in per_item.values() if len(v) == repetitions]
-    out["items"] = len(per_item)
-    out["pass_hat_k"] = ({str(k + 1): round(v, 4) for k, v in enumerate(pass_hat_k([sum(v) for v in full], repetitions))}
-                         if full and len(full) == len(per_item) else None)
+    out["items"] = len(completed)
+    curve = pass_k_curves([sum(v) for _, v in sorted(completed.items())], [len(v) for _, v in sorted(completed.items())],
+                          repetitions)
+    out["pass_hat_k"] = {str(c["k"]): None if c["pass_hat"] is None else round(c["pass_hat"], 4) for c in curve}
+    out["pass_hat_k_items"] = {str(c["k"]): c["items"] for c in curve}
     tokens = tool_calls = retries = 0
     cost = Decimal(0)
     for r in runs:
@@ -147,9 +166,18 @@ def _example(run: dict[str, Any]) -> dict[str, Any]:
             "trace_excerpt": str(excerpt or "")[:240]}
 
 
+def task_pairs(plan: dict[str, Any], paired: Any) -> list[dict[str, Any]]:
+    """The paired comparisons (`paired.compare`'s pairs) of systems on the edition's tasks."""
+    tasks = plan.get("tasks", {})
+    if not isinstance(paired, dict):
+        return []
+    return [p for p in paired.get("pairs", []) if p["by_workload"] and all(row["workload"] in tasks for row in p["by_workload"])]
+
+
 def data(plan: dict[str, Any], folder: Path | None, exclusions: list[dict[str, Any]] | None = None,
-         not_made: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """The report's content: from the lock alone (folder None: every result "not run") or from a run folder."""
+         not_made: list[dict[str, Any]] | None = None, paired: Any = None) -> dict[str, Any]:
+    """The report's content: from the lock alone (folder None: every result "not run") or from a
+    run folder; `paired`: summary.json's paired comparisons, of which the tasks' are shown."""
     tasks = plan.get("tasks", {})
     repetitions = int(plan["edition"]["spec"].get("repetitions", 1))
     models = [m for m in plan["edition"]["spec"]["models"]]
@@ -189,6 +217,8 @@ def data(plan: dict[str, Any], folder: Path | None, exclusions: list[dict[str, A
                           "retries": e["spec"].get("retries")}
                     for ref, e in sorted(plan["systems"].items()) if e["spec"]["id"] in systems},
         "cells": cells,
+        "paired": NOT_RUN if folder is None else (paired if isinstance(paired, str) else task_pairs(plan, paired)),
+        "paired_method": None if not isinstance(paired, dict) else paired.get("method"),
         "important_failures": NOT_RUN if folder is None else examples,
         "exclusions": NOT_RUN if folder is None else (exclusions or []),
         "not_made": NOT_RUN if folder is None else (not_made or []),
@@ -204,10 +234,10 @@ def _cell_row(cell: dict[str, Any], k: int) -> str:
     graded = r["runs"]
     burden = ", ".join(f"{sev} {n}" for sev, n in r["review_burden"].items()) or "none"
     per_run = sum(r["review_burden"].values())
-    phk = NOT_RUN if r["pass_hat_k"] is None else f"{r['pass_hat_k'][str(k)]:.2f} ({r['items']} items × {k})"
-    fin, integ = r["financial_correctness"], r["integrity"]
-    return (head + f" {r['pass']} / {r['partial']} / {r['fail']} of {graded} | {_rate(r['pass'], graded)} |"
-            f" {_rate(fin['runs_all_pass'], fin['runs'])} | {_rate(integ['runs_all_pass'], integ['runs'])} |"
+    value = r["pass_hat_k"].get(str(k))
+    phk = NOT_RUN if value is None else f"{value:.2f} ({r['pass_hat_k_items'][str(k)]} items × {k})"
+    return (head + f" {r['pass']} / {r['partial']} / {r['fail']} of {graded} | {_rate(r['completion'])} |"
+            f" {_rate(r['financial_correctness'])} | {_rate(r['integrity'])} |"
             f" {burden} ({per_run / graded:.2f} per run) | {phk} |"
             + (f" {r['efficiency']['tokens']} tok, {r['efficiency']['tool_calls']} tools, {r['efficiency']['retries']} retries, ${r['efficiency']['cost_usd']} |"
                if isinstance(r["efficiency"], dict) else f" {NOT_RUN} (efficiency not released) |"))
@@ -221,7 +251,8 @@ def markdown(report: dict[str, Any]) -> str:
     if pre:
         lines += ["Pre-registration: written from plan.lock before any run. Every result field reads \"not run\"; "
                   "each is replaced only by a reproducible measurement.", ""]
-    lines += [f"Repetitions declared before execution: {k}. Every rate is runs passed / runs graded with a Wilson 95% interval; "
+    lines += [f"Repetitions declared before execution: {k}. Every rate is runs passed / runs graded (items × repetitions) "
+              "with a 95% interval clustered by item (Wilson on the effective sample; exactly Wilson at one repetition); "
               "partial counts as not passed.", "",
               "## Frozen task set", "", "| task | split | task hash | title |", "|---|---|---|---|"]
     lines += [f"| {t['task']} | {t['split']} | `{t['task_hash']}` | {t['title']} |" for t in report["tasks"]]
@@ -238,6 +269,27 @@ def markdown(report: dict[str, Any]) -> str:
         lines += ["", "Efficiency (tokens, tool calls, retries, cost) reads \"not run\" until the edition declares its measurement "
                       "code and pricing released (`efficiency_reporting: released`). Latency is never published: no wall clock "
                       "enters lrc's outputs."]
+    lines += ["", "## Paired comparison (same model, same tasks and repetitions)", ""]
+    if report["paired"] == NOT_RUN:
+        lines.append(f"{NOT_RUN} (every pair of the edition's task systems on each scored model, B − A)")
+    elif isinstance(report["paired"], str):
+        lines.append(report["paired"])
+    elif not report["paired"]:
+        lines.append("none: no two systems ran the same tasks on one scored model")
+    else:
+        lines += [f"Method: {report['paired_method']}", "",
+                  "| model | A → B | task | A passes | B passes | B − A (95%) | sign test p | CPO A / B | steps per run A / B | categories removed / added |",
+                  "|---|---|---|---|---|---|---:|---|---|---|"]
+        for pair in report["paired"]:
+            rows = [*pair["by_workload"], *([{**pair["overall"], "workload": "**overall**"}] if len(pair["by_workload"]) > 1 else [])]
+            for row in rows:
+                interval = "n/a" if row["diff_low"] is None else f"{row['diff_low']:+.2f}…{row['diff_high']:+.2f}"
+                cpo = " / ".join("∞ (no success)" if row[x]["cpo_usd"] is None else f"${row[x]['cpo_usd']}" for x in ("a", "b"))
+                removed = ", ".join(row["categories"]["removed"]) or "none"
+                added = ", ".join(row["categories"]["added"]) or "none"
+                lines.append(f"| {pair['model']} | {pair['a']} → {pair['b']} | {row['workload']} | {row['a']['passes']}/{row['a']['runs']} |"
+                             f" {row['b']['passes']}/{row['b']['runs']} | {row['diff']:+.2f} ({interval}) | {row['sign_test_p']:.3g} | {cpo} |"
+                             f" {row['a']['steps_per_run']} / {row['b']['steps_per_run']} | {removed} / {added} |")
     lines += ["", "## Important failures", ""]
     if report["important_failures"] == NOT_RUN:
         lines.append(NOT_RUN)
