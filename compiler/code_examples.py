@@ -665,7 +665,7 @@ lrc reports:
   specs/taxonomies/failure-taxonomy.yaml:22:17: error[LRC6116]: 'task-incomplete' is a primary failure category; a rule's secondary list takes a secondary one
     at /rules/1/secondary/0
     hint: secondary categories: format-only, inconsistent-statement, partial-completion, review-burden, tool-misuse, unexpected-change
-  specs/taxonomies/failure-taxonomy.yaml:16:3: error[LRC6116]: no rule of failure-taxonomy.v2 gives a primary category to outcome budget_exceeded, refusal, no_answer, invalid_output
+  specs/taxonomies/failure-taxonomy.yaml:16:3: error[LRC6116]: no rule of failure-taxonomy.v3 gives a primary category to outcome budget_exceeded, refusal, no_answer, invalid_output
     at /rules
     hint: add a rule `when: {outcome: budget_exceeded}` with a primary category""",
     "LRC7001": """\
