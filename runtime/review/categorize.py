@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lrc.runtime.review.cli import EXIT_OK, EXIT_PROBLEMS, EXIT_REFUSED, EXIT_UNUSABLE, _header, _reword, locate_plan
+from lrc.runtime.review.cli import EXIT_OK, EXIT_PROBLEMS, EXIT_REFUSED, EXIT_UNUSABLE, _header, _reword, open_journal, verified_lock
 from lrc.runtime.review.sample import ReviewError
 
 MAX_NOTE = 4000
@@ -76,26 +76,6 @@ def latest(journal, run: str) -> dict[str, Any] | None:
             "reviewer": last.get("reviewer"), "assignments": len(made)}
 
 
-def _open_folder(run_dir: Path, plan_path: Path | None):
-    """(plan, writable journal) of a run folder whose lock verifies and matches its journal
-    (as `lrc review`'s, without a seed: an assignment samples nothing)."""
-    from lrc.runtime.execute import Refused, load_verified
-    from lrc.runtime.journal import Journal, JournalError
-    from lrc.runtime.redact import build_redactor
-
-    lock_path = locate_plan(run_dir, plan_path)
-    header = _header(run_dir)
-    lock = load_verified(lock_path)
-    if header.get("plan") != lock["root_digest"]:
-        raise Refused(f"{run_dir} was run with plan {header.get('plan')}, but {lock_path} is plan {lock['root_digest']}: "
-                      f"pass --plan with the lock the folder was run with")
-    try:
-        journal = Journal(run_dir / "journal.jsonl", lock["root_digest"], lock["plan"]["edition"]["ref"], redact=build_redactor())
-    except JournalError as exc:
-        raise Refused(str(exc)) from exc
-    return lock["plan"], journal
-
-
 def categorize_cli(run_dir: Path, run: str, primary: str, secondary: list[str], note: str, reviewer: str | None = None,
                    plan_path: Path | None = None) -> int:
     from lrc.runtime.execute import Refused, Unusable, _OutLock
@@ -109,7 +89,8 @@ def categorize_cli(run_dir: Path, run: str, primary: str, secondary: list[str], 
         except Refused as exc:
             raise ReviewError(str(exc)) from None
         with _OutLock(run_dir):
-            plan, journal = _open_folder(run_dir, plan_path)
+            lock = verified_lock(run_dir, plan_path)  # as `lrc review`'s, without a seed: an assignment samples nothing
+            plan, journal = lock["plan"], open_journal(run_dir, lock, writable=True)
             try:
                 rec = record(plan, journal, run, primary, secondary, note, reviewer)
                 count = len(journal.categorizations.get(run, [])) + 1
