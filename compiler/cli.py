@@ -9,11 +9,12 @@ failed (`execute`/`report`: the oracle below n/n or the null model above 0 in so
 output folder is unusable (a file, read-only, disk full: fix it and rerun to resume); 7 the
 `--budget` was reached (no further call started; a larger budget resumes); 70 an internal error (a bug).
 `lrc review import` exits 1 when it refuses a workbook (another plan, a changed sample, edited
-protected cells, missing or invalid grades): nothing is appended then.
+protected cells, missing or invalid grades): nothing is appended then. `lrc categorize` exits 1
+for a missing folder, an unknown run key or a category not in the locked taxonomy (nothing appended).
 `lrc diff` follows Terraform's -detailed-exitcode: 0 nothing changed, 2 something changed,
 1 error (spec errors, a bad ref or lock).
 The compile path imports neither litellm nor polars nor the runtime: `execute`, `report`, `merge`,
-`render` and `review` import the runtime lazily.
+`render`, `review` and `categorize` import the runtime lazily.
 """
 
 from __future__ import annotations
@@ -128,6 +129,15 @@ def _parser() -> argparse.ArgumentParser:
     ri.add_argument("workbook", type=Path, metavar="REVIEW.xlsx")
     ri.add_argument("--plan", type=Path, metavar="PLAN.lock", help="as for export")
     ri.add_argument("--seed-file", type=Path, help="the held-out seed of a held-out edition")
+
+    cg = sub.add_parser("categorize", help="append a reviewer's failure categories for one run (never rewriting the run or its derived categories)")
+    cg.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="an `lrc execute --out` folder")
+    cg.add_argument("--run", required=True, metavar="KEY", help='the run key, "WORKLOAD|MODEL|SYSTEM|ITEM|rN" (quote it: | is a shell pipe)')
+    cg.add_argument("--primary", required=True, metavar="C", help="a primary category of the taxonomy locked in the run's plan")
+    cg.add_argument("--secondary", action="append", default=[], metavar="C", help="a secondary category (repeat for several)")
+    cg.add_argument("--note", required=True, help="why: kept with the assignment")
+    cg.add_argument("--reviewer", metavar="NAME", help="who assigned it")
+    cg.add_argument("--plan", type=Path, metavar="PLAN.lock", help="the lock RUN_DIR was run with (default: generated/<edition>/plan.lock)")
 
     x = sub.add_parser("explain", help="long-form help for a diagnostic code, with an example; --list for every code")
     x.add_argument("code", nargs="?", help="a code such as LRC5001 (without it: the list of codes)")
@@ -468,6 +478,12 @@ def _cmd_review(args) -> int:
     return import_cli(args.run_dir, args.workbook, plan_path=args.plan, seed_file=args.seed_file)
 
 
+def _cmd_categorize(args) -> int:
+    from lrc.runtime.review.categorize import categorize_cli
+
+    return categorize_cli(args.run_dir, args.run, args.primary, args.secondary, args.note, args.reviewer, plan_path=args.plan)
+
+
 def _shown(path: Path) -> str:
     try:
         rel = os.path.relpath(path)
@@ -613,8 +629,9 @@ def _cmd_explain(args) -> int:
 
 
 COMMANDS = {"compile": _cmd_compile, "bump": _cmd_bump, "diff": _cmd_diff, "render": _cmd_render, "execute": _cmd_execute,
-            "estimate": _cmd_estimate, "report": _cmd_report, "preregister": _cmd_preregister, "merge": _cmd_merge, "explain": _cmd_explain, "seed": _cmd_seed,
-            "pricing": _cmd_pricing, "review": _cmd_review}
+            "estimate": _cmd_estimate, "report": _cmd_report, "preregister": _cmd_preregister, "merge": _cmd_merge,
+            "explain": _cmd_explain, "seed": _cmd_seed, "pricing": _cmd_pricing, "review": _cmd_review,
+            "categorize": _cmd_categorize}
 
 
 def main(argv: list[str] | None = None) -> int:

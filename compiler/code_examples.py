@@ -565,12 +565,12 @@ lrc reports:
 grading:
   checks:
     - check: reconcile.ledger.grading.v1
-      failure_category: wrong-mathh
+      failure_category: financial-incorrectnes
 
 lrc reports:
-  specs/workloads/reconcile.ledger/workload.yaml:75:25: error[LRC6108]: unknown failure category 'wrong-mathh'
+  specs/workloads/reconcile.ledger/workload.yaml:75:25: error[LRC6108]: unknown failure category 'financial-incorrectnes'
     at /grading/checks/0/failure_category
-    hint: did you mean 'wrong-math'?""",
+    hint: did you mean 'financial-incorrectness'?""",
     "LRC6109": """\
 # specs/rubrics/variance-commentary.yaml
 scale: {min: 1, max: 5}
@@ -647,6 +647,27 @@ lrc reports:
   specs/tasks/fa.fix-sign/task.yaml:31:3: error[LRC6115]: no failure mode is observable by the task's checks
     at /failure_modes
     hint: name in observed_by a validator the task runs (fa.conventions, fa.unchanged-outside) for at least one failure mode (seed 000, inclusion rule 3)""",
+    "LRC6116": """\
+# specs/taxonomies/failure-taxonomy.yaml
+rules:
+  - id: step-cap
+    when: {outcome: step_cap}
+    primary: review-burden        # a secondary category where the primary one goes
+  - id: made-up
+    when: {category: task-incomplete}
+    primary: task-incomplete
+    secondary: [task-incomplete]  # a primary category in the secondary list
+
+lrc reports:
+  specs/taxonomies/failure-taxonomy.yaml:18:14: error[LRC6116]: 'review-burden' is a secondary failure category; a rule's primary takes a primary one
+    at /rules/0/primary
+    hint: primary categories: artifact-integrity, budget-exceeded, financial-incorrectness, provenance, refusal, task-incomplete, unsafe-action, wrong-classification
+  specs/taxonomies/failure-taxonomy.yaml:22:17: error[LRC6116]: 'task-incomplete' is a primary failure category; a rule's secondary list takes a secondary one
+    at /rules/1/secondary/0
+    hint: secondary categories: format-only, inconsistent-statement, partial-completion, review-burden, tool-misuse, unexpected-change
+  specs/taxonomies/failure-taxonomy.yaml:16:3: error[LRC6116]: no rule of failure-taxonomy.v3 gives a primary category to outcome budget_exceeded, refusal, no_answer, invalid_output
+    at /rules
+    hint: add a rule `when: {outcome: budget_exceeded}` with a primary category""",
     "LRC7001": """\
 $ lrc compile --check      # after editing generated/demo/plan.lock by hand, or a spec without recompiling
 

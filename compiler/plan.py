@@ -13,6 +13,7 @@ import base64
 import copy
 from typing import Any
 
+from lrc.compiler import failure_rules
 from lrc.compiler.refs import make_ref
 from lrc.compiler.resolve import (
     OUTPUT_CONTRACT_COMPONENT,
@@ -144,8 +145,9 @@ def build_plan(edition: Spec, graph: Graph, prompts: dict[str, dict], prints: di
     if tasks:
         extra["tasks"] = {ref: _task(t, prints) for ref, t in sorted(tasks.items())}
         extra["splits"] = lock_tasks.split_section(extra["tasks"])
-    if data.get("taxonomy"):
-        extra["taxonomy"] = _resolved(graph.by_ref("taxonomy", data["taxonomy"]))
+    taxonomy = failure_rules.taxonomy_for(graph, edition)
+    if taxonomy is not None:  # its rules categorize every failed run (lrc.runtime.failures)
+        extra["taxonomy"] = _resolved(taxonomy)
     return {
         **extra,
         "edition": {"ref": edition.ref, "digest": spec_digest(edition), "source": edition.doc.path, "spec": data},

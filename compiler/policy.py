@@ -4,7 +4,7 @@ From the seeds: at most two primitives judged (>= 5 of 7 deterministic, seed 001
 judged workloads run deterministic sub-checks first and name their rubric (§5.2); an edition
 that runs one fixes a priced judge (§5.1) and spot-checks >= 20% of judged runs (§5.3); every
 model is priced for every token class its provider bills; a development task never counts
-as a test task (seed 000); failure categories exist in the taxonomy; an edition runs at least
+as a test task (seed 000); failure categories exist in the taxonomy, in the right tier, and its rules cover every outcome (failure_rules); an edition runs at least
 the standard's n per cell (seed 001 §3); no tool loop exceeds the standard's step cap (§3); a
 held-out seed is fresh for every edition (§7).
 """
@@ -14,6 +14,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, Iterable
 
+from lrc.compiler import failure_rules
 from lrc.compiler.diagnostics import Diagnostics
 from lrc.compiler.refs import parse_ref
 from lrc.runtime.lock.judges import same_family
@@ -43,7 +44,7 @@ def check(graph, diags: Diagnostics) -> None:
         _judged_workload(workload, diags)
     for edition in graph.specs["edition"].values():
         _edition(graph, edition, standard, diags)
-    _categories(graph, diags)
+    failure_rules.check(graph, diags)  # LRC6108, LRC6116
     _splits(graph, diags)
 
 
@@ -141,50 +142,6 @@ def _priced_classes(edition, model_id: str, where: tuple, diags: Diagnostics) ->
     if missing:
         diags.error("LRC6001", f"'{model_id}' has no price for token class(es) {provider} bills: {', '.join(missing)}",
                     **edition.at("pricing", model_id), hint='give every class an explicit price (an explicit "0" if it is free); never a silent $0')
-
-
-def _taxonomy_ids(taxonomy) -> set[str]:
-    return {c["id"] for part in ("primary", "secondary") for c in taxonomy.data[part]}
-
-
-def _category_uses(graph) -> Iterable[tuple[Any, tuple, str]]:
-    for workload in graph.specs["workload"].values():
-        for i, c in enumerate(workload.data["grading"]["checks"]):
-            if "failure_category" in c:
-                yield workload, ("grading", "checks", i, "failure_category"), c["failure_category"]
-    for system in graph.specs["system"].values():
-        for key, value in system.data.get("failure_categories", {}).items():
-            yield system, ("failure_categories", key), value
-    for task in graph.specs["task"].values():
-        for i, c in enumerate(task.data["checks"]):
-            yield task, ("checks", i, "failure_category"), c["failure_category"]
-
-
-def _categories(graph, diags: Diagnostics) -> None:
-    taxonomies = list(graph.specs["taxonomy"].values())
-    if not taxonomies:
-        return
-    known = set().union(*(_taxonomy_ids(t) for t in taxonomies))
-    for spec, where, value in _category_uses(graph):
-        if value not in known:
-            from lrc.compiler.refs import did_you_mean
-
-            guess = did_you_mean(value, known)
-            diags.error("LRC6108", f"unknown failure category '{value}'", **spec.at(*where),
-                        hint=f"did you mean '{guess}'?" if guess else f"categories: {', '.join(sorted(known))}")
-    for edition in graph.specs["edition"].values():
-        pinned = graph.by_ref("taxonomy", edition.data.get("taxonomy", "")) if edition.data.get("taxonomy") else None
-        if pinned is None:
-            continue
-        ids = _taxonomy_ids(pinned)
-        used = [(s, w, v) for s, w, v in _category_uses(graph)
-                if (s.kind == "workload" and s.ref in edition.data["workloads"])
-                or (s.kind == "system" and s.ref in edition.data["systems"])
-                or (s.kind == "task" and s.ref in edition.data.get("tasks", {}).get("test", []) + edition.data.get("tasks", {}).get("dev", []))]
-        for spec, where, value in used:
-            if value in known and value not in ids:
-                diags.error("LRC6108", f"failure category '{value}' is not in {pinned.ref}, the taxonomy this edition pins",
-                            **spec.at(*where))
 
 
 def _splits(graph, diags: Diagnostics) -> None:

@@ -5,6 +5,11 @@ the answer is parsed and normalized by the workload; then the output contract; t
 workload's validators. A deterministic failure is a failure whatever else says. Grading
 reads only the journal's record of the run and the item's answer key, so it can be
 re-run at any time (`lrc report`) with identical results.
+
+Grading names no failure category: it records the facts (the outcome, and `failed_checks`,
+each failing blocking check with the `failure_category` its spec declares and the ids of its
+failing results), and lrc.runtime.failures derives the categories from the taxonomy's rules
+frozen in the lock.
 """
 
 from __future__ import annotations
@@ -15,13 +20,6 @@ from typing import Any
 
 from lrc.runtime.checks import contract
 from lrc.runtime.checks.results import ValidatorResult, blocking_failures, result
-
-OUTCOME_CATEGORY = {
-    "step_cap": "step-cap-exceeded",
-    "refusal": "refusal",
-    "no_answer": "no-answer",
-}
-
 
 def _validator_fn(module: ModuleType, name: str):
     table = getattr(module, "VALIDATORS", None)
@@ -41,22 +39,20 @@ def _call_validator(fn, answer: Any, key: dict[str, Any], params: dict[str, Any]
 
 def grade(workload: dict[str, Any], run: dict[str, Any], answer_key: dict[str, Any], modules: dict[str, ModuleType],
           item: Any = None) -> dict[str, Any]:
-    """Evaluation record: validator results, verdict, failure categories, outcome."""
+    """Evaluation record: validator results, verdict, outcome and the failing checks (`failed_checks`)."""
     spec = workload["spec"]
     results: list[ValidatorResult] = []
     outcome = run["outcome"]
-    categories: list[str] = []
     if outcome == "invalid_output":
         reasons = [e.get("detail") for e in run.get("events") or [] if isinstance(e, dict) and e.get("event") == "invalid_response"]
         results.append(contract.unparseable(str(reasons[-1]) if reasons else "the response could not be read"))
-        return {"results": results, "verdict": "fail", "outcome": "invalid_output", "failure_categories": ["invalid-output"]}
+        return {"results": results, "verdict": "fail", "outcome": "invalid_output", "failed_checks": []}
     if outcome != "answered":
         results.append(result("lrc.run-outcome", 1, "fail", observed=outcome, expected="an answer", location=f"step {run['steps']}",
                               message={"step_cap": f"the model was still acting after the {run['steps']}-step cap",
                                        "refusal": "the model refused",
                                        "no_answer": "the model gave no answer"}.get(outcome, outcome)))
-        categories.append(OUTCOME_CATEGORY.get(outcome, outcome))
-        return {"results": results, "verdict": "fail", "outcome": outcome, "failure_categories": categories}
+        return {"results": results, "verdict": "fail", "outcome": outcome, "failed_checks": []}
 
     checks = spec["grading"]["checks"]
     first_module = modules[checks[0]["check"]]
@@ -67,16 +63,17 @@ def grade(workload: dict[str, Any], run: dict[str, Any], answer_key: dict[str, A
             answer = contract.extract_json(run.get("answer_text"))
         except contract.NoJSON as exc:
             results.append(contract.unparseable(str(exc)))
-            return {"results": results, "verdict": "fail", "outcome": "invalid_output", "failure_categories": ["invalid-output"]}
+            return {"results": results, "verdict": "fail", "outcome": "invalid_output", "failed_checks": []}
     normalize = getattr(first_module, "normalize", None)
     if normalize is not None:
         answer = normalize(answer)
     shape = contract.check(answer, spec["output"]["schema"])
     results.append(shape)
     if shape["status"] != "pass":
-        return {"results": results, "verdict": "fail", "outcome": "invalid_output", "failure_categories": ["invalid-output"],
+        return {"results": results, "verdict": "fail", "outcome": "invalid_output", "failed_checks": [],
                 "answer": answer}
     workload_results: list[ValidatorResult] = []
+    failed_checks: list[dict[str, Any]] = []
     for check in checks:
         fn = _validator_fn(modules[check["check"]], check["validator"])
         produced = _call_validator(fn, answer, answer_key, check.get("params", {}), item)
@@ -84,6 +81,10 @@ def grade(workload: dict[str, Any], run: dict[str, Any], answer_key: dict[str, A
             for r in produced:
                 r["severity"] = check["severity"] if r["severity"] == "error" else r["severity"]
         workload_results.extend(produced)
+        failing = blocking_failures(produced)
+        if failing:
+            failed_checks.append({"check": check["validator"], "category": check.get("failure_category"),
+                                  "validators": [r["id"] for r in failing]})
     results.extend(workload_results)
     failed = blocking_failures(results)
     if not failed:
@@ -91,5 +92,4 @@ def grade(workload: dict[str, Any], run: dict[str, Any], answer_key: dict[str, A
     else:
         passed_blocking = [r for r in workload_results if r["severity"] == "error" and r["status"] == "pass"]
         verdict = "partial" if passed_blocking else "fail"
-        categories.append("wrong-answer")
-    return {"results": results, "verdict": verdict, "outcome": "answered", "failure_categories": categories, "answer": answer}
+    return {"results": results, "verdict": verdict, "outcome": "answered", "failed_checks": failed_checks, "answer": answer}

@@ -92,6 +92,7 @@ class Journal:
         self.run_session: dict[str, int] = {}  # run -> index in `sessions` of the execute that journaled it
         self.judges: dict[tuple[str, str], dict[str, Any]] = {}  # (run, "primary"|"second") -> the judge's record
         self.adjudications: dict[str, list[dict[str, Any]]] = {}  # run -> human grades (`lrc review import`), in order
+        self.categorizations: dict[str, list[dict[str, Any]]] = {}  # run -> reviewers' failure categories (`lrc categorize`), in order
         self.truncated_tail = False
         self._fd: int | None = None
         self._size = 0
@@ -185,6 +186,8 @@ class Journal:
             self.judges[(rec["run"], rec["role"])] = rec
         elif kind == "adjudication":  # append-only: a human grade never rewrites the judge's record
             self.adjudications.setdefault(rec["run"], []).append(rec)
+        elif kind == "categorization":  # append-only: a reviewer's categories never rewrite the run or its derived ones
+            self.categorizations.setdefault(rec["run"], []).append(rec)
         elif kind == "infra_exhausted":
             self.exhaustions.setdefault(rec["run"], []).append(rec)
             if rec["run"] not in self.runs:

@@ -157,14 +157,13 @@ def judged(evaluation: dict[str, Any], workload: Mapping[str, Any], plan: Mappin
             else (None, record.get("invalid_judgment") or "no judgment")
         if judgment is None:
             results.append(protocol.invalid_result(str(invalid)))
-            return {**evaluation, "results": results, "verdict": "fail", "judge": "invalid",
-                    "failure_categories": [*evaluation["failure_categories"], "invalid-judgment"]}
+            return {**evaluation, "results": results, "verdict": "fail", "judge": "invalid"}
         produced = module.judge_results(judgment, item.answer_key, rubric, params)
         source = "judged"
     results.extend(produced)
     verdict = protocol.verdict(results)
-    categories = list(evaluation["failure_categories"]) + (["judged-below-threshold"] if verdict == "fail" else [])
-    return {**evaluation, "results": results, "verdict": verdict, "judge": source, "failure_categories": categories}
+    # Its failure categories (judge invalid / below threshold) are derived by lrc.runtime.failures.
+    return {**evaluation, "results": results, "verdict": verdict, "judge": source}
 
 
 def judge_verdict(record: Mapping[str, Any] | None, workload: Mapping[str, Any], plan: Mapping[str, Any],

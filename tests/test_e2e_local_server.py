@@ -346,7 +346,8 @@ def test_unparseable_output_is_a_graded_fail_and_never_retried(misbehaving):
            (n, "0", n, "0", "0", n)
     singles = {k: json.loads(v) for k, v in evaluations(out).items() if "/single-shot/" in k}
     assert len(singles) == SMALL_N
-    assert all(e["verdict"] == "fail" and e["failure_categories"] == ["invalid-output"] for e in singles.values())
+    assert all(e["verdict"] == "fail" and e["failure"] == {"primary": "artifact-integrity", "secondary": [], "rule": "invalid-output"}
+               for e in singles.values())
     # The failure is priced like any answer (the model was paid for it); no success: CPO is infinite.
     assert Decimal(row["cost_usd"]) == expected_cost(single) > 0
     assert row["cpo_usd"] == "inf"
@@ -367,7 +368,8 @@ def test_a_model_that_never_stops_calling_tools_hits_the_step_cap(misbehaving):
     assert Decimal(row["cost_usd"]) == expected_cost(agentic)
     evals = {k: json.loads(v) for k, v in evaluations(out).items() if "/agentic/" in k}
     assert len(evals) == n
-    assert all(e["verdict"] == "fail" and e["failure_categories"] == ["step-cap-exceeded"] for e in evals.values())
+    assert all(e["verdict"] == "fail" and (e["failure"]["primary"], e["failure"]["rule"]) == ("budget-exceeded", "step-cap")
+               for e in evals.values())
     traces = {k: json.loads(v) for k, v in tree(out / "runs", "trace.json").items() if f"/{STUB_SLUG}/agentic/" in f"/{k}"}
     assert all(t["stop"]["outcome"] == "step_cap" and len(t["calls"]) == 25 for t in traces.values())
     # The in-process baseline in the same run is untouched by the stub's behaviour.

@@ -183,7 +183,8 @@ def test_malformed_judge_replies_are_invalid_judgments_counted_and_never_a_pass(
     judges = [r for r in journal_records(out) if r.get("type") == "judge"]
     assert len(judges) == 30 and all(j["judgment"] is None and j["invalid_judgment"] for j in judges)
     evaluation = json.loads(next((out / "runs").glob("*/lrc__oracle/single-shot/*/evaluation.json")).read_text(encoding="utf-8"))
-    assert evaluation["verdict"] == "fail" and "invalid-judgment" in evaluation["failure_categories"]
+    assert evaluation["verdict"] == "fail" and evaluation["failure"]["rule"] == "judge-invalid"
+    assert evaluation["failure_categories"] == ["task-incomplete", "review-burden"]
     assert "invalid judgments (fails)" in (out / "rate-card.md").read_text(encoding="utf-8")
 
 
@@ -339,7 +340,7 @@ def test_a_run_whose_judge_step_did_not_run_is_never_a_pass():
 
     plan = lockformat.loads((REPO / "generated/demo/plan.lock").read_bytes())["plan"]
     workload = plan["workloads"][WORKLOAD]
-    passed = {"results": [], "verdict": "pass", "outcome": "answered", "failure_categories": [], "answer": {}}
+    passed = {"results": [], "verdict": "pass", "outcome": "answered", "failed_checks": [], "answer": {}}
     evaluation = judged(passed, workload, plan, {}, None, None)
     assert evaluation["verdict"] == "fail" and evaluation["judge"] == "missing"
     failed = {**passed, "verdict": "fail"}

@@ -344,7 +344,12 @@ def test_step_cap_is_a_fail(spec: dict[str, Any], output_schema: dict[str, Any],
     assert outcome.outcome == "step_cap" and outcome.steps == 25
     run = {"outcome": outcome.outcome, "steps": outcome.steps}
     ev = runtime_grading.grade(workload_view(spec, output_schema), run, item.answer_key, {GRADING_REF: grading}, item)
-    assert ev["verdict"] == "fail" and ev["failure_categories"] == ["step-cap-exceeded"]
+    assert ev["verdict"] == "fail" and ev["outcome"] == "step_cap"
+    from lrc.runtime.failures import categorize
+    from lrc.runtime.lock import format as lockformat
+
+    locked = lockformat.loads((Path(__file__).resolve().parents[1] / "generated/demo/plan.lock").read_bytes())["plan"]
+    assert categorize(ev, run, locked)["failure"] == {"primary": "budget-exceeded", "secondary": [], "rule": "step-cap"}
 
 
 # ---------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from lrc.runtime.failures import categorize
 from lrc.runtime.lock import format as lockformat
 from lrc.runtime.systems import agentic
 from lrc.runtime.systems.base import Turn
@@ -109,9 +110,9 @@ def test_the_oracle_run_passes_and_records_every_mutation(plan, item, tmp_path):
 
 def test_null_hands_back_the_input_and_fails(plan, item, tmp_path):
     record = _run(plan, item, tmp_path / "work", [_turn(("submit", {}))])
-    evaluation = grade.grade(item, record)
+    evaluation = categorize(grade.grade(item, record), record, plan)
     assert evaluation["verdict"] in ("fail", "partial")
-    assert evaluation["failure_categories"][0] in {c["failure_category"] for c in item.checks}
+    assert evaluation["failure"]["primary"] in {c["failure_category"] for c in item.checks} | {"artifact-integrity"}
 
 
 @pytest.mark.parametrize(("budget", "limit"), [
@@ -124,9 +125,9 @@ def test_exceeding_the_budget_is_a_fail_with_its_reason(plan, item, tmp_path, bu
     record = _run(plan, item, tmp_path / "work", turns, budget=budget)
     assert record["outcome"] == "budget_exceeded"
     assert record["task"]["exceeded"]["limit"] == limit
-    evaluation = grade.grade(item, record)
+    evaluation = categorize(grade.grade(item, record), record, plan)
     assert evaluation["verdict"] == "fail"
-    assert evaluation["failure_categories"] == ["budget-exceeded"]
+    assert evaluation["failure"] == {"primary": "budget-exceeded", "secondary": [], "rule": "budget"}
     assert evaluation["results"][0]["id"] == "lrc.task-budget"
 
 
@@ -135,7 +136,7 @@ def test_the_step_cap_is_the_smaller_of_the_task_and_the_system(plan, item, tmp_
     record = _run(plan, item, tmp_path / "work", turns, budget={"max_steps": 3})
     assert record["outcome"] == "step_cap" and record["steps"] == 3
     assert record["task"]["exceeded"]["limit"] == "max_steps"
-    assert grade.grade(item, record)["failure_categories"] == ["budget-exceeded"]
+    assert categorize(grade.grade(item, record), record, plan)["failure"]["primary"] == "budget-exceeded"
 
 
 def test_a_task_without_an_agentic_system_or_with_an_unknown_tool_is_refused(plan):

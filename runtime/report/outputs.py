@@ -26,6 +26,7 @@ from types import ModuleType
 from typing import Any
 
 from lrc.runtime import boundedjson
+from lrc.runtime.failures import categorize
 from lrc.runtime.grading import grade
 from lrc.runtime.lock import judges as judge_models
 from lrc.runtime.judging import judge_verdict, judged
@@ -34,6 +35,7 @@ from lrc.runtime.lock.canonical import digest
 from lrc.runtime.pricing import call_cost, decimal_str, price_for
 from lrc.runtime.report import aggregate as agg
 from lrc.runtime.report import calibration_text, paired as paired_report
+from lrc.runtime.report import categories as failure_report
 from lrc.runtime.report import reliability
 from lrc.runtime.report.ratecard import PARTIAL_NOTE, rate_card_markdown, reliability_section
 from lrc.runtime.report.stats import CLUSTERED_METHOD
@@ -397,6 +399,7 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
     versions = {"lrc": lock["lrc_version"], "litellm": _version("litellm"), "polars": _version("polars"), "jsonschema-rs": _version("jsonschema-rs")}
     records: list[dict[str, Any]] = []
     incomplete = 0
+    tally = failure_report.Tally()  # derived and assigned failure categories, review burden, per cell
     covered = coverage(runs, journal)
     folder_coverage = {"partial": covered["partial"], "runs_planned": covered["planned"], "runs_not_run": covered["not_run"]}
     # The response cache (`lrc execute --cache`): a reused call counts in cost and CPO like a
@@ -466,11 +469,13 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
                 records.append({**base, **judging, "status": "infra_excluded", "verdict": None, "outcome": "infra_error",
                                 "steps": run["steps"]})
                 continue
+        system_ref = workload["spec"]["systems"][spec.system]["system"]
+        evaluation = categorize(evaluation, run, plan, system=plan["systems"][system_ref])
+        tally.add((spec.workload, spec.model, spec.system), evaluation, journal, spec.key)
         records.append({**base, **judging, "status": "graded", "verdict": evaluation["verdict"], "outcome": evaluation["outcome"],
                         "steps": run["steps"], "failure_categories": list(evaluation.get("failure_categories") or []),
                         **({"failure": evaluation["failure"]} if evaluation.get("failure") else {})})
         folder = out / "runs" / spec.workload / slug(spec.model) / spec.system / f"{spec.item_id}.r{spec.repetition}"
-        system_ref = workload["spec"]["systems"][spec.system]["system"]
         use = workload["spec"]["systems"][spec.system]
         code_refs = sorted({workload["spec"]["dataset"]["generator"], plan["systems"][system_ref]["spec"]["implementation"],
                             *(c["check"] for c in workload["spec"]["grading"]["checks"]),
@@ -511,14 +516,15 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
             "trace_format": TRACE_FORMAT,
             "validators": evaluation["results"],
             "verdict": evaluation["verdict"],
-            "failure_categories": evaluation["failure_categories"],
+            **failure_report.evaluation_fields(evaluation, journal, spec.key),
             "final_disposition": {"pass": "passed", "partial": "partial (counts as not passed)", "fail": "failed"}[evaluation["verdict"]],
             "human_review": _human_review(workload, evaluation, review.get((spec.workload, spec.model, spec.system))),
             **({"judge": _judge_trace(evaluation, journal, spec.key, judges)} if spec.workload in judged_workloads else {}),
         })
     task_records, task_incomplete = task_report.write_runs(
         lock, plan, runs, items, journal, out, calls_by_run,
-        {"software": versions, "folder_coverage": folder_coverage, "operation_of": lambda key: operation_of(journal, key)},
+        {"software": versions, "folder_coverage": folder_coverage, "operation_of": lambda key: operation_of(journal, key),
+         "tally": tally, "journal": journal},
         _dump_run, _put, slug)
     incomplete += task_incomplete
     edition = edition_view(plan, lock)
@@ -560,6 +566,7 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
         "coverage": [c for c in covered["cells"] if c["made"] < c["planned"]],
         "derived": json.loads(json.dumps(derived, default=str)), "calibration": calibration, "software": versions,
         "operation": operation_summary(journal),
+        "failure_categories": tally.summary(),
         **({"judge": judge_summary(plan, cells, review)} if judged_workloads else {}),
         **({"tasks": tasks_block} if tasks_block is not None else {}),
         # Repetitions (DESIGN §5): per cell, the pass rate over items with its clustered

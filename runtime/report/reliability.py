@@ -18,7 +18,10 @@ never counted as independent runs; with one repetition it is the Wilson interval
 - completion: pass / partial / fail of the graded runs (partial counts as not passed);
 - financial correctness: runs whose every check of category `financial-incorrectness` passed;
 - integrity: runs whose every check of category `artifact-integrity` passed;
-- review burden: material issues (checks not passed) by severity, in total and per run;
+- review burden: material issues by severity (the evaluation's `review_burden`: results not
+  passed, info notes left out), in total and per run;
+- failure categories: the runs' derived primary categories and, apart, those a reviewer
+  assigned (`lrc categorize`), never one overwriting the other;
 - pass^k: all k repetitions of an item pass, k = the declared repetitions (the unbiased
   estimator, `stats.pass_k_curves`, over the items with k graded repetitions; "not run" when no
   item has k);
@@ -125,12 +128,27 @@ def cell_figures(plan: dict[str, Any], runs: list[dict[str, Any]], repetitions: 
                 held.setdefault(r["item"], []).append(verdict)
         out[name] = _clustered(held)
     burden: dict[str, int] = {}
+    derived: dict[str, int] = {}
+    assigned: dict[str, int] = {}
     for r in runs:
-        for res in r["evaluation"].get("validators") or []:
-            if res.get("status") != "pass":
-                sev = str(res.get("severity", "error"))
-                burden[sev] = burden.get(sev, 0) + 1
+        evaluation = r["evaluation"]
+        counted = evaluation.get("review_burden")
+        if not isinstance(counted, dict):  # a record from before the taxonomy's count: material = not passed
+            counted = {}
+            for res in evaluation.get("validators") or []:
+                if res.get("status") != "pass" and res.get("severity", "error") != "info":
+                    counted[str(res.get("severity", "error"))] = counted.get(str(res.get("severity", "error")), 0) + 1
+        for sev, n in counted.items():
+            if int(n):
+                burden[str(sev)] = burden.get(str(sev), 0) + int(n)
+        primary = (evaluation.get("failure") or {}).get("primary") or evaluation.get("primary_failure_category")
+        if primary:
+            derived[primary] = derived.get(primary, 0) + 1
+        reviewer = (evaluation.get("assigned_failure") or {}).get("primary")
+        if reviewer:
+            assigned[reviewer] = assigned.get(reviewer, 0) + 1
     out["review_burden"] = dict(sorted(burden.items()))
+    out["failure_categories"] = {"derived": dict(sorted(derived.items())), "assigned": dict(sorted(assigned.items()))}
     out["items"] = len(completed)
     curve = pass_k_curves([sum(v) for _, v in sorted(completed.items())], [len(v) for _, v in sorted(completed.items())],
                           repetitions)
@@ -159,7 +177,9 @@ def _example(run: dict[str, Any]) -> dict[str, Any]:
         f"{c.get('function', {}).get('name')}({str(c.get('function', {}).get('arguments'))[:80]})"
         for c in (last.get("tool_calls") or []) if isinstance(c, dict))
     return {"task": run["task"], "model": run["model"], "system": run["system"], "run": run["path"],
-            "verdict": evaluation.get("verdict"), "primary_category": evaluation.get("primary_failure_category"),
+            "verdict": evaluation.get("verdict"),
+            "primary_category": (evaluation.get("failure") or {}).get("primary") or evaluation.get("primary_failure_category"),
+            "assigned_category": (evaluation.get("assigned_failure") or {}).get("primary"),
             "validator": None if failing is None else failing.get("id"),
             "location": None if failing is None else failing.get("location"),
             "message": None if failing is None else failing.get("message"),
@@ -230,7 +250,7 @@ def _cell_row(cell: dict[str, Any], k: int) -> str:
     head = f"| {cell['task']} | {cell['split']} | {cell['model']} | {cell['system']} |"
     r = cell["result"]
     if r == NOT_RUN:
-        return head + " not run |" * 7
+        return head + " not run |" * 8
     graded = r["runs"]
     burden = ", ".join(f"{sev} {n}" for sev, n in r["review_burden"].items()) or "none"
     per_run = sum(r["review_burden"].values())
@@ -238,9 +258,15 @@ def _cell_row(cell: dict[str, Any], k: int) -> str:
     phk = NOT_RUN if value is None else f"{value:.2f} ({r['pass_hat_k_items'][str(k)]} items × {k})"
     return (head + f" {r['pass']} / {r['partial']} / {r['fail']} of {graded} | {_rate(r['completion'])} |"
             f" {_rate(r['financial_correctness'])} | {_rate(r['integrity'])} |"
-            f" {burden} ({per_run / graded:.2f} per run) | {phk} |"
+            f" {burden} ({per_run / graded:.2f} per run) | {_categories_text(r['failure_categories'])} | {phk} |"
             + (f" {r['efficiency']['tokens']} tok, {r['efficiency']['tool_calls']} tools, {r['efficiency']['retries']} retries, ${r['efficiency']['cost_usd']} |"
                if isinstance(r["efficiency"], dict) else f" {NOT_RUN} (efficiency not released) |"))
+
+
+def _categories_text(categories: dict[str, dict[str, int]]) -> str:
+    derived = ", ".join(f"{c} {n}" for c, n in categories["derived"].items()) or "none"
+    assigned = ", ".join(f"{c} {n}" for c, n in categories["assigned"].items()) or "none assigned"
+    return f"{derived}; reviewer: {assigned}"
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -262,8 +288,8 @@ def markdown(report: dict[str, Any]) -> str:
         lines.append(f"| {ref} | {s['mode']} | {s['implementation'] or 'n/a'} | {s['max_steps']} | {retries} | `{s['digest']}` |")
     lines += ["", "## Results per system and task", "",
               f"| task | split | model | system | pass / partial / fail | completion (pass) | financial correctness | integrity "
-              f"| review burden (material issues) | pass^{k} | efficiency |",
-              "|---|---|---|---|---|---|---|---|---|---|---|"]
+              f"| review burden (material issues) | primary failure categories (derived; reviewer) | pass^{k} | efficiency |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     lines += [_cell_row(c, k) for c in report["cells"]]
     if report["efficiency_reporting"] != "released":
         lines += ["", "Efficiency (tokens, tool calls, retries, cost) reads \"not run\" until the edition declares its measurement "
@@ -298,7 +324,8 @@ def markdown(report: dict[str, Any]) -> str:
     else:
         for system, examples in sorted(report["important_failures"].items()):
             for e in examples:
-                lines.append(f"- **{system}**, {e['task']} on {e['model']} ({e['verdict']}, {e['primary_category']}): "
+                reviewer = f"; reviewer: {e['assigned_category']}" if e.get("assigned_category") else ""
+                lines.append(f"- **{system}**, {e['task']} on {e['model']} ({e['verdict']}, {e['primary_category']}{reviewer}): "
                              f"{e['validator']} at {e['location'] or 'the artifact'} — {e['message']}. "
                              f"Trace: `{e['run']}`; last reply: “{e['trace_excerpt']}”")
     lines += ["", "## Exclusions, crashes and missing measurements", ""]

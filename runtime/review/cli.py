@@ -64,11 +64,9 @@ def locate_plan(run_dir: Path, plan_path: Path | None, cwd: Path | None = None) 
                   f"(edition {header.get('edition')!r}); pass --plan PLAN.lock, the lock the folder was run with")
 
 
-def _open(run_dir: Path, plan_path: Path | None, seed_file: Path | None, writable: bool):
-    """(plan, journal, seed) of a run folder, with its lock verified and matching the journal."""
-    from lrc.runtime.execute import Refused, load_verified, resolve_seed
-    from lrc.runtime.journal import Journal, JournalError
-    from lrc.runtime.redact import build_redactor
+def verified_lock(run_dir: Path, plan_path: Path | None) -> dict[str, Any]:
+    """The lock of a run folder, verified and matching the plan digest in its journal."""
+    from lrc.runtime.execute import Refused, load_verified
 
     lock_path = locate_plan(run_dir, plan_path)
     header = _header(run_dir)
@@ -76,14 +74,29 @@ def _open(run_dir: Path, plan_path: Path | None, seed_file: Path | None, writabl
     if header.get("plan") != lock["root_digest"]:
         raise Refused(f"{run_dir} was run with plan {header.get('plan')}, but {lock_path} is plan {lock['root_digest']}: "
                       f"pass --plan with the lock the folder was run with")
-    plan = lock["plan"]
-    seed = resolve_seed(plan, seed_file)
+    return lock
+
+
+def open_journal(run_dir: Path, lock: dict[str, Any], writable: bool):
+    from lrc.runtime.execute import Refused
+    from lrc.runtime.journal import Journal, JournalError
+    from lrc.runtime.redact import build_redactor
+
     try:
-        journal = Journal(run_dir / "journal.jsonl", lock["root_digest"], plan["edition"]["ref"],
-                          redact=build_redactor(), readonly=not writable)
+        return Journal(run_dir / "journal.jsonl", lock["root_digest"], lock["plan"]["edition"]["ref"],
+                       redact=build_redactor(), readonly=not writable)
     except JournalError as exc:
         raise Refused(str(exc)) from exc
-    return plan, journal, seed
+
+
+def _open(run_dir: Path, plan_path: Path | None, seed_file: Path | None, writable: bool):
+    """(plan, journal, seed) of a run folder, with its lock verified and matching the journal."""
+    from lrc.runtime.execute import resolve_seed
+
+    lock = verified_lock(run_dir, plan_path)
+    plan = lock["plan"]
+    seed = resolve_seed(plan, seed_file)
+    return plan, open_journal(run_dir, lock, writable), seed
 
 
 def export_cli(run_dir: Path, out: Path, plan_path: Path | None = None, seed_file: Path | None = None,

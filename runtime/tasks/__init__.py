@@ -14,7 +14,7 @@ steps are one module each, called from `lrc.runtime.execute` and `lrc.runtime.re
                the task's budget, every file mutation kept for the trace;
 - `reference`— what `lrc/oracle`, `lrc/null` and `lrc/baseline` answer on a task
                (the tool calls of `lrc.runtime.artifacts.policies`);
-- `grade`    — the validators over the saved files, the verdict and failure categories;
+- `grade`    — the validators over the saved files, the verdict and the failing checks (lrc.runtime.failures derives the categories);
 - `report`   — the run's manifest, trace and evaluation files and its record for the cells.
 
 This is the only part of the runtime that imports `lrc.runtime.artifacts`

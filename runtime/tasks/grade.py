@@ -13,10 +13,11 @@ hostile input, which the validators open through `safezip` and recalculate throu
   counts as not passed);
 - fail: no check passes, or the run did not end normally.
 
-Failure categories come from the checks that did not pass (their spec's `failure_category`,
-in the spec's order, the first being the primary one; a check in `error` counts like a
-failed one); a partial run adds `partial-completion`; a run over its budget is
-`budget-exceeded`. Every category is one of specs/taxonomies/failure-taxonomy.yaml.
+Grading names no failure category: it records `failed_checks` (each check that did not pass,
+an undecided one included, with the `failure_category` its spec declares and its validator's
+id), and lrc.runtime.failures derives the primary and secondary categories from the rules of
+the taxonomy frozen in the lock (a partial run gets `partial-completion`, a run over its
+budget `budget-exceeded`, ...).
 """
 
 from __future__ import annotations
@@ -28,10 +29,6 @@ from typing import Any
 from lrc.runtime.artifacts.validators import run_all
 from lrc.runtime.artifacts.views import Submission
 from lrc.runtime.checks.results import result
-
-OUTCOME_CATEGORY = {"step_cap": "budget-exceeded", "budget_exceeded": "budget-exceeded", "refusal": "refusal",
-                    "no_answer": "task-incomplete", "invalid_output": "task-incomplete"}
-
 
 def outputs_of(run: dict[str, Any]) -> dict[str, bytes]:
     """The files the run saved, decoded from its journal record. An entry that does not decode
@@ -62,18 +59,10 @@ def grade(item: Any, run: dict[str, Any]) -> dict[str, Any]:
     """The evaluation of one journaled task run of `item` (a `tasks.items.TaskItem`)."""
     outcome = run["outcome"]
     if outcome != "answered":
-        return {"results": [_outcome_result(run)], "verdict": "fail", "outcome": outcome,
-                "failure_categories": [OUTCOME_CATEGORY.get(outcome, "task-incomplete")]}
+        return {"results": [_outcome_result(run)], "verdict": "fail", "outcome": outcome, "failed_checks": []}
     results = run_all(item.checks, Submission(inputs=dict(item.files), outputs=outputs_of(run)))
-    categories: list[str] = []
-    for check, res in zip(item.checks, results):
-        if res["status"] == "pass":
-            continue
-        category = check["failure_category"]  # an undecided check (error) is not a pass either
-        if category not in categories:
-            categories.append(category)
+    failed = [{"check": check["validator"], "category": check["failure_category"], "validators": [res["id"]]}
+              for check, res in zip(item.checks, results) if res["status"] != "pass"]  # an undecided check (error) is not a pass
     passed = sum(1 for r in results if r["status"] == "pass")
     verdict = "pass" if passed == len(results) and results else ("partial" if passed else "fail")
-    if verdict == "partial" and "partial-completion" not in categories:
-        categories.append("partial-completion")
-    return {"results": results, "verdict": verdict, "outcome": "answered", "failure_categories": categories}
+    return {"results": results, "verdict": verdict, "outcome": "answered", "failed_checks": failed}

@@ -29,7 +29,9 @@ from typing import Any, Callable
 from lrc.runtime.lock import tasks as locktasks
 from lrc.runtime.lock.canonical import digest
 from lrc.runtime.pricing import call_cost, decimal_str, price_for
+from lrc.runtime.failures import categorize
 from lrc.runtime.report.aggregate import reliability_fields
+from lrc.runtime.report.categories import evaluation_fields
 from lrc.runtime.report.ratecard import pass_text
 from lrc.runtime.tasks import grade as task_grade
 from lrc.runtime.tasks import planning, prompt, runner
@@ -87,7 +89,10 @@ def write_runs(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: di
                 incomplete += 1
                 records.append({**base, "status": "infra_excluded", "verdict": None, "outcome": "infra_error", "steps": len(calls)})
             continue
-        evaluation = task_grade.grade(item, run)
+        system_spec = plan["systems"][planning.system_ref(plan, spec.system)]
+        evaluation = categorize(task_grade.grade(item, run), run, plan, system=system_spec,
+                                permitted_tools=item.context["permitted_tools"])
+        common["tally"].add((spec.workload, spec.model, spec.system), evaluation, journal, spec.key)
         records.append({**base, "status": "graded", "verdict": evaluation["verdict"], "outcome": evaluation["outcome"],
                         "steps": run["steps"], "budget_exceeded": int(bool((run.get("task") or {}).get("exceeded"))),
                         # For the paired comparison's categories removed/added (lrc.runtime.report.paired).
@@ -144,8 +149,8 @@ def _write_run(lock, plan, entry, item, spec, run, calls, cost, evaluation, fold
         "trace_format": 1,
         "validators": evaluation["results"],
         "verdict": evaluation["verdict"],
-        "failure_categories": evaluation["failure_categories"],
-        "primary_failure_category": evaluation["failure_categories"][0] if evaluation["failure_categories"] else None,
+        **evaluation_fields(evaluation, common["journal"], spec.key),
+        "primary_failure_category": evaluation["failure"]["primary"] if evaluation["failure"] else None,
         "final_disposition": DISPOSITION[evaluation["verdict"]],
         "human_review": f"not run: the rubric {entry['spec']['review_rubric']} is published with the task; "
                         f"reviews of task artifacts are not part of this release",

@@ -75,6 +75,7 @@ META_FILES = {"expected.txt", "case.json", "README.md"}
 
 # case -> (code, path, line, column) of the first error in sorted order. Kept by hand.
 PRIMARY: dict[str, tuple[str, str, int | None, int | None]] = {
+    "failure-category-wrong-tier": ("LRC6116", "specs/taxonomies/hostile.yaml", 16, 3),
     "yaml-syntax-error": ("LRC1001", "specs/systems/single-shot.yaml", 5, 19),
     "duplicate-key": ("LRC1002", "specs/systems/single-shot.yaml", 13, 1),
     "operating-setting-in-edition": ("LRC2010", "specs/editions/operated.yaml", 26, 5),
@@ -85,10 +86,10 @@ PRIMARY: dict[str, tuple[str, str, int | None, int | None]] = {
     "non-utf8-spec": ("LRC1007", "specs/systems/single-shot.yaml", None, None),
     "float-price": ("LRC2001", "specs/editions/demo.yaml", 38, 12),
     "unpinned-reference": ("LRC3002", "specs/editions/demo.yaml", 12, 5),
-    "unknown-reference": ("LRC3001", "specs/editions/demo.yaml", 13, 5),
+    "unknown-reference": ("LRC3001", "specs/editions/demo.yaml", 14, 5),
     "unknown-code-component": ("LRC3001", "specs/workloads/triage.ap-inbox/workload.yaml", 14, 14),
     "file-reference-dotdot": ("LRC3004", "specs/workloads/triage.ap-inbox/workload.yaml", 68, 11),
-    "symlinked-template": ("LRC3004", "specs/workloads/triage.ap-inbox/workload.yaml", 85, 15),
+    "symlinked-template": ("LRC3004", "specs/workloads/triage.ap-inbox/workload.yaml", 86, 15),
     "regex-backreference-in-item-schema": ("LRC3020", "specs/workloads/triage.ap-inbox/workload.yaml", 27, 41),
     "regex-lookaround-in-output-schema": ("LRC3020", "specs/workloads/triage.ap-inbox/workload.yaml", 68, 11),
     "regex-maxlength-above-pattern-limit": ("LRC3021", "specs/workloads/triage.ap-inbox/workload.yaml", 27, 71),
@@ -98,9 +99,9 @@ PRIMARY: dict[str, tuple[str, str, int | None, int | None]] = {
     "changed-without-bump": ("LRC5001", "specs/workloads/triage.ap-inbox/workload.yaml", 5, 10),
     "version-backwards": ("LRC5002", "specs/workloads/triage.ap-inbox/workload.yaml", 5, 10),
     "code-changed-without-bump": ("LRC5101", "runtime/lrc_test_fixture.py", 4, 21),
-    "unpriced-model": ("LRC6001", "specs/editions/demo.yaml", 32, 9),
-    "execute-single-shot": ("LRC6005", "specs/workloads/triage.ap-inbox/workload.yaml", 82, 3),
-    "n-below-standard": ("LRC6110", "specs/editions/demo.yaml", 61, 13),
+    "unpriced-model": ("LRC6001", "specs/editions/demo.yaml", 33, 9),
+    "execute-single-shot": ("LRC6005", "specs/workloads/triage.ap-inbox/workload.yaml", 83, 3),
+    "n-below-standard": ("LRC6110", "specs/editions/demo.yaml", 62, 13),
     "step-cap-exceeded": ("LRC6111", "specs/systems/agentic.yaml", 13, 12),
     "held-out-seed-reused": ("LRC6112", "specs/editions/2027-01.yaml", 69, 15),
     "held-out-seed-published": ("LRC6112", "specs/editions/2027-01.yaml", 69, 15),

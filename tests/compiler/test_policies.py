@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from lrc.compiler.pipeline import compile_project
+from support import pinned
 
 REPO = Path(__file__).resolve().parents[2]
 BAD = Path(__file__).resolve().parent / "bad_specs"
@@ -71,14 +72,14 @@ def test_a_judged_edition_locks_its_rubric_and_a_task_edition_its_tasks_and_taxo
     task.write_text(task.read_text().replace("financial-incorectness", "financial-incorrectness"))
     shutil.copy(BAD / "dev-task-in-test-split/specs/editions/reliability.yaml", root / "specs/editions/reliability.yaml")
     rel = root / "specs/editions/reliability.yaml"
-    rel.write_text(rel.read_text().replace("standard: ledgerrate.v2", "standard: ledgerrate.v2\ntaxonomy: failure-taxonomy.v1"))
+    rel.write_text(rel.read_text().replace("standard: ledgerrate.v2", f"standard: ledgerrate.v2\ntaxonomy: {pinned('failure-taxonomy')}"))
     result = compile_project(root)
     assert not result.diagnostics.has_errors, _codes(result)
     plan = result.locks["judged"]["plan"]
     assert list(plan["rubrics"]) == ["variance-commentary.v1"]
     assert plan["rubrics"]["variance-commentary.v1"]["spec"]["answer_format"]["invalid_bucket"] == "invalid"
     rplan = result.locks["reliability"]["plan"]
-    assert list(rplan["tasks"]) == ["fa-rollforward.v1"] and rplan["taxonomy"]["ref"] == "failure-taxonomy.v1"
+    assert list(rplan["tasks"]) == ["fa-rollforward.v1"] and rplan["taxonomy"]["ref"] == pinned("failure-taxonomy")
     assert "artifact-review.v1" in rplan["rubrics"]
     assert re.fullmatch(r"sha256:[0-9a-f]{64}", rplan["tasks"]["fa-rollforward.v1"]["spec"]["input_artifacts"][0]["sha256"])
     assert rplan["splits"]["test_hashes"] == {"fa-rollforward.v1": rplan["tasks"]["fa-rollforward.v1"]["task_hash"]}
