@@ -15,6 +15,10 @@ from helpers.project import read_cells, run_lrc
 from support import REPO
 
 KEEP = ("triage.ap-inbox", "query.nl2sql")
+# The refs the demo edition pins today (a re-lock moves them; the test reads them, never hard-codes a version).
+PINNED = dict(line.strip()[2:].rsplit(".v", 1) for line in (REPO / "specs" / "editions" / "demo.yaml").read_text(encoding="utf-8").splitlines()
+              if line.startswith("  - ") and line.strip()[2:].split(".v")[0] in KEEP)
+REF = {w: f"{w}.v{v.split()[0]}" for w, v in PINNED.items()}
 OUTPUTS = ("cells.csv", "cells.parquet", "rate-card.md", "summary.json")
 
 
@@ -53,7 +57,7 @@ def test_demo_with_three_repetitions(tmp_path):
     assert "3 items × 3 repetitions" in card and "clustered by item" in card
     assert "## Reliability across repetitions — workloads (declared repetitions: 3)" in card
     assert "## Paired comparisons (same model, same items and repetitions)" in card
-    assert "| lrc/baseline | single-shot → agentic | query.nl2sql.v3 | 3 |" in card
+    assert f"| lrc/baseline | single-shot → agentic | {REF['query.nl2sql']} | 3 |" in card
 
     cells = read_cells(out)
     baseline = cells[("lrc/baseline", "single-shot")]
@@ -65,12 +69,12 @@ def test_demo_with_three_repetitions(tmp_path):
     rel = summary["reliability"]
     assert rel["repetitions"] == 3 and "Wilson" in rel["method"]
     row = next(c for c in rel["cells"] if (c["workload"], c["model"], c["system"]) ==
-               ("triage.ap-inbox.v3", "lrc/oracle", "single-shot"))
+               (REF["triage.ap-inbox"], "lrc/oracle", "single-shot"))
     assert row["items"] == 3 and row["n_runs"] == 9 and row["pass_hat_k"] == {"1": 1.0, "2": 1.0, "3": 1.0}
     assert row["pass_rate_95"][0] < 1.0  # 3 items all passing: no made-up certainty
     pairs = summary["paired"]["pairs"]
     assert [(p["model"], p["a"], p["b"]) for p in pairs] == [("lrc/baseline", "single-shot", "agentic")]
-    assert {r["workload"] for r in pairs[0]["by_workload"]} == {f"{w}.v3" for w in KEEP}
+    assert {r["workload"] for r in pairs[0]["by_workload"]} == {REF[w] for w in KEEP}
     assert pairs[0]["overall"]["items"] == 6
 
     before = {name: (out / name).read_bytes() for name in OUTPUTS}
