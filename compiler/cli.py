@@ -465,7 +465,7 @@ def _cmd_report(args) -> int:
 def _cmd_preregister(args) -> int:
     if (refused := _not_a_lock(args.lock, "preregister")) is not None:
         return refused
-    from lrc.runtime.report.reliability import preregister_cli
+    from lrc.runtime.preregister import preregister_cli
 
     return preregister_cli(args.lock, args.out)
 

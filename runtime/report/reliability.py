@@ -342,31 +342,3 @@ def markdown(report: dict[str, Any]) -> str:
     lines.append("")
     return "\n".join(lines)
 
-
-def preregister_cli(lock_path: Path, out: Path | None) -> int:
-    """`lrc preregister PLAN.lock [--out FILE]`: the reliability report's template from the lock
-    alone, every result field "not run". The lock is verified first (a page of a tampered or
-    stale lock would pre-register something else than what will run)."""
-    from lrc.runtime.execute import EXIT_OK, EXIT_REFUSED, Refused, _say, load_verified
-
-    try:
-        lock = load_verified(lock_path)
-    except Refused as exc:
-        _say(f"lrc preregister: {exc}")
-        return EXIT_REFUSED
-    plan = lock["plan"]
-    if not plan.get("tasks"):
-        _say(f"lrc preregister: edition {plan['edition']['ref']} has no tasks: the reliability report covers seed-000 tasks")
-        return EXIT_REFUSED
-    page = markdown(data(plan, None)) + f"\nplan.lock root digest: `{lock['root_digest']}`\n"
-    if out is None:
-        print(page, end="")
-        return EXIT_OK
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(page, encoding="utf-8")
-    except OSError as exc:
-        _say(f"lrc preregister: cannot write {out}: {exc.strerror or exc}")
-        return EXIT_REFUSED
-    print(f"pre-registration page written to {out}")
-    return EXIT_OK
