@@ -8,12 +8,15 @@ also a folder that is not a run folder, or overlapping folders that disagree); 5
 failed (`execute`/`report`: the oracle below n/n or the null model above 0 in some cell); 6 the
 output folder is unusable (a file, read-only, disk full: fix it and rerun to resume); 7 the
 `--budget` was reached (no further call started; a larger budget resumes); 70 an internal error (a bug).
+`lrc package` exits 4 when it refuses a run folder (no journal or summary, another plan, code that
+differs from the lock). `lrc verify` exits 1 when a recomputed value differs from the published one
+(or cannot be recomputed), 4 when it refuses the archive (not a package, damaged or hostile).
 `lrc review import` exits 1 when it refuses a workbook (another plan, a changed sample, edited
 protected cells, missing or invalid grades): nothing is appended then.
 `lrc diff` follows Terraform's -detailed-exitcode: 0 nothing changed, 2 something changed,
 1 error (spec errors, a bad ref or lock).
 The compile path imports neither litellm nor polars nor the runtime: `execute`, `report`, `merge`,
-`render` and `review` import the runtime lazily.
+`render`, `review`, `package` and `verify` import the runtime lazily.
 """
 
 from __future__ import annotations
@@ -128,6 +131,18 @@ def _parser() -> argparse.ArgumentParser:
     ri.add_argument("workbook", type=Path, metavar="REVIEW.xlsx")
     ri.add_argument("--plan", type=Path, metavar="PLAN.lock", help="as for export")
     ri.add_argument("--seed-file", type=Path, help="the held-out seed of a held-out edition")
+
+    pk = sub.add_parser("package", help="a deterministic reproducibility package (tar.gz) of a published run folder")
+    pk.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="an `lrc execute --out` folder")
+    pk.add_argument("--out", type=Path, required=True, metavar="PKG.tar.gz", help="the package to write")
+    pk.add_argument("--plan", type=Path, metavar="PLAN.lock",
+                    help="the lock RUN_DIR was run with (default: generated/<edition>/plan.lock of the edition in its journal)")
+    pk.add_argument("--seed-file", type=Path,
+                    help="a held-out edition's seed, once released: checked against the commitment and packed (never before release)")
+
+    vf = sub.add_parser("verify", help="recompute every published number of a reproducibility package offline and compare")
+    vf.add_argument("package", type=Path, metavar="PKG.tar.gz")
+    vf.add_argument("--seed-file", type=Path, help="a held-out edition's released seed, when the package does not hold it")
 
     x = sub.add_parser("explain", help="long-form help for a diagnostic code, with an example; --list for every code")
     x.add_argument("code", nargs="?", help="a code such as LRC5001 (without it: the list of codes)")
@@ -468,6 +483,18 @@ def _cmd_review(args) -> int:
     return import_cli(args.run_dir, args.workbook, plan_path=args.plan, seed_file=args.seed_file)
 
 
+def _cmd_package(args) -> int:
+    from lrc.runtime.publish.package import package_cli
+
+    return package_cli(args.run_dir, args.out, plan_path=args.plan, seed_file=args.seed_file)
+
+
+def _cmd_verify(args) -> int:
+    from lrc.runtime.publish.verify_package import verify_cli
+
+    return verify_cli(args.package, seed_file=args.seed_file)
+
+
 def _shown(path: Path) -> str:
     try:
         rel = os.path.relpath(path)
@@ -614,7 +641,8 @@ def _cmd_explain(args) -> int:
 
 COMMANDS = {"compile": _cmd_compile, "bump": _cmd_bump, "diff": _cmd_diff, "render": _cmd_render, "execute": _cmd_execute,
             "estimate": _cmd_estimate, "report": _cmd_report, "preregister": _cmd_preregister, "merge": _cmd_merge, "explain": _cmd_explain, "seed": _cmd_seed,
-            "pricing": _cmd_pricing, "review": _cmd_review}
+            "pricing": _cmd_pricing, "review": _cmd_review,
+            "package": _cmd_package, "verify": _cmd_verify}
 
 
 def main(argv: list[str] | None = None) -> int:
