@@ -137,8 +137,9 @@ def _parser() -> argparse.ArgumentParser:
     pk.add_argument("--out", type=Path, required=True, metavar="PKG.tar.gz", help="the package to write")
     pk.add_argument("--plan", type=Path, metavar="PLAN.lock",
                     help="the lock RUN_DIR was run with (default: generated/<edition>/plan.lock of the edition in its journal)")
-    pk.add_argument("--seed-file", type=Path,
-                    help="a held-out edition's seed, once released: checked against the commitment and packed (never before release)")
+    pk.add_argument("--released-seed", type=Path, metavar="SEED_FILE",
+                    help="a held-out edition's seed, ONLY once the edition closed and the seed is released: checked against "
+                         "the commitment and packed (without it a held-out package holds no seed)")
 
     vf = sub.add_parser("verify", help="recompute every published number of a reproducibility package offline and compare")
     vf.add_argument("package", type=Path, metavar="PKG.tar.gz")
@@ -486,7 +487,7 @@ def _cmd_review(args) -> int:
 def _cmd_package(args) -> int:
     from lrc.runtime.publish.package import package_cli
 
-    return package_cli(args.run_dir, args.out, plan_path=args.plan, seed_file=args.seed_file)
+    return package_cli(args.run_dir, args.out, plan_path=args.plan, seed_file=args.released_seed)
 
 
 def _cmd_verify(args) -> int:

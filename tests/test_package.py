@@ -245,3 +245,44 @@ def test_package_refuses_a_folder_of_another_plan(small_demo_run, tmp_path, repo
     assert not (tmp_path / "x.tar.gz").exists()
     res = run_lrc("package", out, "--out", out / "inside.tar.gz")
     assert res.returncode == 4 and "inside the run folder" in res.stderr, res.stderr
+
+
+# -- held-out editions: the seed is packed only once released ---------------------------------
+
+def _held_out(lock_path: Path, seed: str) -> dict:
+    from lrc.runtime.lock.canonical import digest_bytes
+
+    lock = json.loads(lock_path.read_bytes())
+    lock["plan"]["seed"] = {"policy": "held-out", "commitment": digest_bytes("seed", seed.encode())}
+    return lock
+
+
+def test_a_held_out_seed_is_never_in_the_package_unless_released(small_demo_run, tmp_path):
+    from lrc.runtime.publish import texts
+    from lrc.runtime.publish.verify_package import Report, _seed
+
+    lock_path, _, _ = small_demo_run
+    lock = _held_out(lock_path, "the-secret-seed")
+    summary = {"runs_graded": 1, "runs_planned": 1}
+    withheld = texts.model_card(lock, summary, {}, True)
+    assert "held-out, **not released**" in withheld and "the-secret-seed" not in withheld
+    released = texts.model_card(lock, summary, {"seed/held-out.seed": b"the-secret-seed\n"}, True)
+    assert "held-out, **released**" in released
+    # verify: without the seed it says why nothing is recomputed; a released seed is checked against the commitment.
+    report = Report()
+    assert _seed(tmp_path, lock, None, report) is None
+    assert "not released in the package" in report.differences[0]
+    (tmp_path / "seed").mkdir()
+    (tmp_path / "seed" / "held-out.seed").write_text("the-secret-seed\n")
+    assert _seed(tmp_path, lock, None, Report()) == "the-secret-seed"
+    (tmp_path / "wrong.seed").write_text("another seed\n")
+    wrong = Report()
+    assert _seed(tmp_path, lock, tmp_path / "wrong.seed", wrong) is None
+    assert "does not match the locked seed commitment" in wrong.differences[0]
+
+
+def test_package_refuses_a_released_seed_for_a_public_edition(small_demo_run, tmp_path):
+    lock, out, _ = small_demo_run
+    (tmp_path / "s.seed").write_text("x\n")
+    res = run_lrc("package", out, "--out", tmp_path / "x.tar.gz", "--plan", lock, "--released-seed", tmp_path / "s.seed")
+    assert res.returncode == 4 and "public and in the lock" in res.stderr, res.stderr

@@ -18,7 +18,7 @@ reproduce the calculation offline, every member under one folder `<edition ref>-
     run/items/...       the task inputs and items
     run/runs/...        run-level traces and saved task outputs
     run/<outputs>       what was published (summary.json, cells.csv/.parquet, rate-card.md, ...)
-    seed/held-out.seed  a held-out edition's seed, only when it was released (`--seed-file`)
+    seed/held-out.seed  a held-out edition's seed, only when it was released (`--released-seed`)
 
 Deterministic: the same run folder gives byte-identical bytes. Members are sorted, every
 header is fixed (mtime 0, uid/gid 0, no owner names, mode 0644, regular files only, PAX
@@ -253,7 +253,7 @@ def build(run_dir: Path, out: Path, plan_path: Path | None = None, seed_file: Pa
             raise PackageError(str(exc)) from None
         members["seed/held-out.seed"] = (seed + "\n").encode("utf-8")
     elif seed_file is not None:
-        raise PackageError("this edition's seed is public and locked; do not pass --seed-file")
+        raise PackageError("this edition's seed is public and in the lock; do not pass --released-seed")
     members["plan.lock"] = lock_path.read_bytes()
     members["requirements.lock"], hashed = _requirements()
     for ref, rubric in sorted(plan.get("rubrics", {}).items()):

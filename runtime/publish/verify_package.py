@@ -265,7 +265,7 @@ def check_code(root: Path, lock: dict[str, Any], report: Report) -> bool:
 
     source = root / "source" / "runtime"
     code = lock["plan"]["code"]
-    files = 0
+    files: set[str] = set()
     found: dict[str, Any] = {}
     if source.is_dir():
         try:
@@ -274,7 +274,7 @@ def check_code(root: Path, lock: dict[str, Any], report: Report) -> bool:
             report.differ(f"source/runtime/{exc.path.relative_to(source).as_posix()}", f"line {exc.line}: {exc.message}")
     for ref, entry in sorted(code.items()):
         for rel, digest in sorted(entry["files"].items()):
-            files += 1
+            files.add(rel)
             path = root / "source" / rel
             if not path.is_file():
                 report.differ(f"source/{rel}", f"missing (a file of locked component {ref})")
@@ -297,7 +297,7 @@ def check_code(root: Path, lock: dict[str, Any], report: Report) -> bool:
     if installed:
         report.differ("installed lrc", "cannot recompute with this lrc: " + "; ".join(installed)
                       + " -- install the lrc release the package names (README.md)")
-    report.steps.append(f"code      {len(code)} locked components, {files} file digests: packaged source "
+    report.steps.append(f"code      {len(code)} locked components, {len(files)} source files: packaged source "
                         f"{'matches' if packaged_ok else 'DIFFERS from'} the lock; installed lrc "
                         f"{'matches it' if not installed else 'DIFFERS'} (the numbers are recomputed by the installed code)")
     return not installed
