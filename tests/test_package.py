@@ -157,6 +157,31 @@ def test_changed_price_in_the_lock_is_refused_by_name(packaged, tmp_path):
     assert "Traceback" not in res.stderr
 
 
+def test_a_resealed_lock_with_another_price_is_caught_by_re_pricing(packaged, tmp_path):
+    """A careful tamperer changes a price, recomputes the lock's digests, points the journal at the
+    new plan and reseals MANIFEST.json: re-pricing the recorded token counts still names the cells."""
+    from lrc.runtime.lock import format as lockformat
+
+    _, _, path = packaged
+    members = _members(path)
+    prefix = next(iter(members)).split("/", 1)[0]
+    lock = json.loads(members[f"{prefix}/plan.lock"])
+    lock["plan"]["models"]["lrc/baseline"]["price"]["output"] = "15.00"
+    lock["plan"]["edition"]["spec"]["pricing"]["lrc/baseline"]["output"] = "15.00"
+    lock["sections"] = lockformat.section_digests(lock["plan"])
+    old_root, lock["root_digest"] = lock["root_digest"], lockformat.root_digest(lock)
+    members[f"{prefix}/plan.lock"] = lockformat.dumps(lock)
+    journal = members[f"{prefix}/run/journal.jsonl"]
+    members[f"{prefix}/run/journal.jsonl"] = journal.replace(old_root.encode(), lock["root_digest"].encode(), 1)
+    for name in ("plan.lock", "run/journal.jsonl"):
+        _reseal_manifest(members, prefix, name)
+    report = verify_package(_repack(members, tmp_path / "resealed.tar.gz"))
+    text = "\n".join(report.differences)
+    assert not any(d.startswith(("plan.lock", "MANIFEST", "run/journal.jsonl")) for d in report.differences), text
+    assert "|lrc/baseline|single-shot cost_usd + infra_cost_usd: differs from the journal's calls re-priced at the lock's frozen prices: published '0', recomputed '0." in text
+    assert "|lrc/baseline|single-shot column cost_usd: differs: published '0', recomputed '0." in text
+
+
 # -- hostile archives: refused before anything is written -------------------------------------
 
 def _tar(path: Path, entries: list[tarfile.TarInfo], data: dict[str, bytes] | None = None) -> Path:

@@ -12,9 +12,11 @@ In order, each step reporting what differs rather than stopping at the first pro
    (recomputed from the packaged files, not the installed ones), and the installed lrc's code
    against the lock too (`lrc.runtime.verify`): the recomputation runs the installed code, so
    it is honest only when that code is the locked code -- which the packaged source shows.
-4. **Items**: regenerated from the locked generators and the seed (public: in the lock;
+4. **Prices**: every model call's token counts re-priced at the lock's frozen prices (Decimal)
+   and summed per cell, against cells.csv -- from the journal and the lock alone.
+5. **Items**: regenerated from the locked generators and the seed (public: in the lock;
    held-out: `seed/held-out.seed` once released, or `--seed-file`), compared byte for byte.
-5. **Outputs**: rebuilt from the packaged journal into a fresh folder by the code path of
+6. **Outputs**: rebuilt from the packaged journal into a fresh folder by the code path of
    `lrc report` (`lrc.runtime.execute._write_outputs`: every call re-priced from its token
    counts with the lock's frozen prices in Decimal, re-graded, re-aggregated per cell), then
    compared with the published files field by field: JSON by pointer, CSV by row key and
@@ -321,6 +323,54 @@ def _seed(root: Path, lock: dict[str, Any], seed_file: Path | None, report: Repo
         return None
 
 
+def check_costs(root: Path, lock: dict[str, Any], report: Report) -> None:
+    """Every model call's token counts re-priced at the lock's frozen prices (Decimal), summed per
+    workload cell, against the published cells.csv (cost_usd + infra_cost_usd: the spend of the
+    graded runs and of the runs excluded after infrastructure failures). Independent of the rebuild
+    below, which re-prices through the analysis code; this needs only the journal and the lock."""
+    from decimal import Decimal
+
+    from lrc.runtime.journal import Journal
+    from lrc.runtime.pricing import call_cost, decimal_str, format_usd, price_for
+
+    plan = lock["plan"]
+    journal = Journal(root / "run" / "journal.jsonl", lock["root_digest"], plan["edition"]["ref"], readonly=True)
+    prices = {m: e["price"] for m, e in plan["models"].items()}
+    spent: dict[tuple[str, str, str], Decimal] = {}
+    calls = 0
+    for (key, _step), call in sorted(journal.calls.items()):
+        if key not in journal.runs and key not in journal.exhausted:
+            continue  # an unfinished run's calls count once it finishes (as in the outputs)
+        workload, model, system = key.split("|", 3)[:3]
+        if workload not in plan["workloads"]:
+            continue  # task cells (seed 000) are their own tables, not in cells.csv
+        cell = (workload, model, system)
+        spent[cell] = spent.get(cell, Decimal(0)) + call_cost(call["usage"], price_for(prices, model))
+        calls += 1
+    try:
+        rows = list(csv.DictReader(io.StringIO((root / "run" / "cells.csv").read_text(encoding="utf-8"))))
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        report.differ("run/cells.csv", f"unreadable ({exc})")
+        return
+    published = {}
+    for row in rows:
+        try:
+            published[(row["workload"], row["model"], row["system"])] = Decimal(row["cost_usd"]) + Decimal(row["infra_cost_usd"])
+        except (KeyError, ArithmeticError) as exc:
+            report.differ(f"run/cells.csv row {row.get('workload')}|{row.get('model')}|{row.get('system')}",
+                          f"no readable cost_usd/infra_cost_usd ({type(exc).__name__})")
+    for cell in sorted(set(spent) | set(published)):
+        mine = spent.get(cell, Decimal(0))
+        if cell not in published:
+            report.differ(f"run/cells.csv row {'|'.join(cell)}", f"missing, though its calls cost {decimal_str(mine)}")
+        elif published[cell] != mine:
+            report.differ(f"run/cells.csv row {'|'.join(cell)} cost_usd + infra_cost_usd", "differs from the journal's calls "
+                          "re-priced at the lock's frozen prices", decimal_str(published[cell]), decimal_str(mine), values=True)
+    report.steps.append(f"prices    {calls:,} model calls re-priced from their token counts at the lock's frozen prices "
+                        f"(Decimal) over {len(spent)} cells: {format_usd(sum(spent.values(), Decimal(0)))} in all, "
+                        f"compared with cells.csv cost_usd + infra_cost_usd")
+
+
 def rebuild(root: Path, lock: dict[str, Any], seed: str, fresh: Path) -> None:
     """The outputs and items of the packaged run, rebuilt in `fresh` from the packaged journal by
     the code path of `lrc report` (`execute.report_cli`: the same steps, with the seed given)."""
@@ -376,6 +426,10 @@ def verify_package(path: Path, seed_file: Path | None = None, limits: pkg.Limits
             report.differ("outputs", "not recomputed: the packaged lock is refused")
             return report
         code_ok = check_code(root, lock, report)
+        try:
+            check_costs(root, lock, report)
+        except Exception as exc:  # noqa: BLE001 - a damaged journal or price is a finding about the package
+            report.differ("run/journal.jsonl", f"cannot be re-priced: {type(exc).__name__}: {str(exc)[:500]}")
         seed = _seed(root, lock, seed_file, report)
         if not code_ok or seed is None:
             report.differ("outputs", "not recomputed (see above)")
