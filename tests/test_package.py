@@ -78,6 +78,7 @@ def test_package_holds_the_reproducibility_parts(packaged):
         assert required in names, required
     assert any(n.startswith("run/items/") for n in names) and any(n.startswith("run/runs/") for n in names)
     assert any(n.startswith("rubrics/") for n in names)
+    assert json.loads(members[f"{prefix}/adjudications.json"])["adjudications"] == []  # no review imported in the demo
     locked = json.loads(lock.read_bytes())["plan"]["code"]
     assert {f"source/{f}" for e in locked.values() for f in e["files"]} == {n for n in names if n.startswith("source/")}
     manifest = json.loads(members[f"{prefix}/MANIFEST.json"])

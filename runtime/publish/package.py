@@ -11,6 +11,7 @@ reproduce the calculation offline, every member under one folder `<edition ref>-
                         manifest, frozen prices, system configuration, code fingerprints
     requirements.lock   every dependency with its version and hashes
     rubrics/<ref>.json  the judge and review rubrics, verbatim from the lock
+    adjudications.json  the human grades and failure categories appended to the journal
     source/runtime/...  the fingerprinted source files of every locked code component
                         (generators, validators, tools, systems, the analysis code), each
                         checked against the lock's digests before it is packed
@@ -105,19 +106,6 @@ def _run_members(run_dir: Path) -> dict[str, bytes]:
     return members
 
 
-def _header(run_dir: Path) -> dict[str, Any]:
-    try:
-        with open(run_dir / "journal.jsonl", "rb") as fh:
-            header = json.loads(fh.readline())
-    except FileNotFoundError:
-        raise PackageError(f"{run_dir} has no journal.jsonl: it is not an `lrc execute` folder") from None
-    except (OSError, ValueError) as exc:
-        raise PackageError(f"cannot read the journal header of {run_dir / 'journal.jsonl'}: {exc}") from None
-    if not isinstance(header, dict) or header.get("type") != "header":
-        raise PackageError(f"{run_dir / 'journal.jsonl'} is not an lrc journal")
-    return header
-
-
 def _source_files(lock: dict[str, Any]) -> dict[str, bytes]:
     """The files of every locked component, read from the running lrc, each checked against the
     digest the lock recorded for it (a normalized syntax tree: comments and docstrings aside)."""
@@ -140,6 +128,15 @@ def _source_files(lock: dict[str, Any]) -> dict[str, bytes]:
         raise PackageError("the running code's source differs from the lock's fingerprints in: " + ", ".join(changed)
                            + "; package with the lrc release the run was made with")
     return files
+
+
+def _adjudications(journal: bytes) -> dict[str, Any]:
+    """The human grades and failure categories appended to the journal (`lrc review import`), in
+    journal order: the adjudication notes of seed 000, readable without parsing the journal."""
+    records = [json.loads(line) for line in journal.splitlines() if b'"type":"adjudication"' in line]
+    return {"note": "appended by `lrc review import`; an adjudication never rewrites the run or the judge's record "
+                    "(the journal holds both); empty when no human review was imported",
+            "adjudications": [r for r in records if isinstance(r, dict) and r.get("type") == "adjudication"]}
 
 
 def _requirements() -> tuple[bytes, bool]:
@@ -172,7 +169,7 @@ def _role(name: str) -> str:
     if name.startswith("run/"):
         return "published-output"
     return {"plan.lock": "lock", "requirements.lock": "dependencies", "seed/held-out.seed": "released-seed",
-            "README.md": "readme", "MODEL_CARD.md": "model-card"}.get(name, "other")
+            "README.md": "readme", "MODEL_CARD.md": "model-card", "adjudications.json": "adjudication-notes"}.get(name, "other")
 
 
 def manifest(members: dict[str, bytes], lock: dict[str, Any], prefix: str, summary: dict[str, Any] | None,
@@ -220,12 +217,13 @@ def _tar_bytes(members: dict[str, bytes], prefix: str) -> bytes:
 def build(run_dir: Path, out: Path, plan_path: Path | None = None, seed_file: Path | None = None) -> Built:
     from lrc.runtime.execute import Refused, load_verified, resolve_seed
     from lrc.runtime.publish import texts
+    from lrc.runtime.review.cli import _header as journal_header  # the journal's first line, read as `lrc review` does
     from lrc.runtime.review.cli import locate_plan
 
     if not run_dir.is_dir():
         raise PackageError(f"{run_dir} is not a folder; give the `lrc execute --out` folder")
-    header = _header(run_dir)
     try:
+        header = journal_header(run_dir)
         out_resolved = out.resolve()
         if out_resolved.is_relative_to(run_dir.resolve()):
             raise PackageError(f"--out {out} is inside the run folder; write the package elsewhere")
@@ -259,6 +257,7 @@ def build(run_dir: Path, out: Path, plan_path: Path | None = None, seed_file: Pa
     for ref, rubric in sorted(plan.get("rubrics", {}).items()):
         members[f"rubrics/{ref}.json"] = _canonical(rubric)
     members.update(_source_files(lock))
+    members["adjudications.json"] = _canonical(_adjudications(members["run/journal.jsonl"]))
     prefix = f"{plan['edition']['ref']}-{lock['root_digest'].split(':')[-1][:12]}"
     members["README.md"] = texts.readme(lock, prefix).encode("utf-8")
     members["MODEL_CARD.md"] = texts.model_card(lock, summary, members, hashed).encode("utf-8")
