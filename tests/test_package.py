@@ -143,6 +143,19 @@ def test_tampered_numbers_are_named(packaged, tmp_path):
     assert "run/cells.csv: content differs" not in text
 
 
+def test_changed_packaged_source_is_named(packaged, tmp_path):
+    _, _, path = packaged
+    members = _members(path)
+    prefix = next(iter(members)).split("/", 1)[0]
+    name = next(n.split("/", 1)[1] for n in sorted(members) if n.endswith("/grading.py") and "/source/" in f"/{n}")
+    members[f"{prefix}/{name}"] += b"\nPASS_EVERYTHING = True\n"
+    _reseal_manifest(members, prefix, name)
+    report = verify_package(_repack(members, tmp_path / "s.tar.gz"))
+    text = "\n".join(report.differences)
+    assert f"{name}: differs from the lock's digest for" in text
+    assert "fingerprint differs from the lock" in text
+
+
 def test_changed_price_in_the_lock_is_refused_by_name(packaged, tmp_path):
     _, _, path = packaged
     members = _members(path)
