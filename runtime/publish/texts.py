@@ -69,8 +69,9 @@ def model_card(lock: dict[str, Any], summary: dict[str, Any], members: dict[str,
     reps = spec.get("repetitions", 1)
     lines.append(f"- {len(plan['workloads'])} workload(s) and {len(plan.get('tasks', {}))} task(s), "
                  f"{spec['n_per_cell']} item(s) per cell, {reps} repetition(s) per item; "
-                 f"{summary.get('runs_graded', 0)} of {summary.get('runs_planned', 0)} planned runs graded, "
-                 f"{summary.get('runs_incomplete', 0)} excluded after infrastructure failures.")
+                 f"{summary.get('runs_planned', 0)} runs planned; {summary.get('runs_graded', 0)} workload runs graded"
+                 + (" (task runs are counted in reliability-report.md)" if plan.get("tasks") else "")
+                 + f"; {summary.get('runs_incomplete', 0)} excluded after infrastructure failures.")
     if summary.get("partial"):
         lines.append(f"- **This run folder is partial**: {summary.get('runs_not_run', 0)} planned runs were never made. "
                      "It is not a full measurement; no rates or qualifying verdicts are derived from it.")
@@ -90,6 +91,9 @@ def model_card(lock: dict[str, Any], summary: dict[str, Any], members: dict[str,
         disclosure = task["spec"].get("synthetic_disclosure")
         if disclosure:
             lines.append(f"- `{ref}` ({task.get('split', task['spec'].get('split', '?'))} split): {disclosure}")
+    if any(t.get("split") == "dev" for t in plan.get("tasks", {}).values()):
+        lines.append("- Tasks of the dev split were used to build prompts and validators: their results are development "
+                     "measurements, never held-out test results (seed 000).")
     if seed["policy"] == "public":
         lines.append(f"- Seed policy: public. The seed is in `plan.lock` (commitment `{seed['commitment']}`), so anyone can "
                      "regenerate every item.")
