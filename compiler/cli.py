@@ -8,13 +8,16 @@ also a folder that is not a run folder, or overlapping folders that disagree); 5
 failed (`execute`/`report`: the oracle below n/n or the null model above 0 in some cell); 6 the
 output folder is unusable (a file, read-only, disk full: fix it and rerun to resume); 7 the
 `--budget` was reached (no further call started; a larger budget resumes); 70 an internal error (a bug).
+`lrc package` exits 4 when it refuses a run folder (no journal or summary, another plan, code that
+differs from the lock). `lrc verify` exits 1 when a recomputed value differs from the published one
+(or cannot be recomputed), 4 when it refuses the archive (not a package, damaged or hostile).
 `lrc review import` exits 1 when it refuses a workbook (another plan, a changed sample, edited
 protected cells, missing or invalid grades): nothing is appended then. `lrc categorize` exits 1
 for a missing folder, an unknown run key or a category not in the locked taxonomy (nothing appended).
 `lrc diff` follows Terraform's -detailed-exitcode: 0 nothing changed, 2 something changed,
 1 error (spec errors, a bad ref or lock).
 The compile path imports neither litellm nor polars nor the runtime: `execute`, `report`, `merge`,
-`render`, `review` and `categorize` import the runtime lazily.
+`render`, `review`, `categorize`, `preregister`, `package` and `verify` import the runtime lazily.
 """
 
 from __future__ import annotations
@@ -138,6 +141,18 @@ def _parser() -> argparse.ArgumentParser:
     cg.add_argument("--note", required=True, help="why: kept with the assignment")
     cg.add_argument("--reviewer", metavar="NAME", help="who assigned it")
     cg.add_argument("--plan", type=Path, metavar="PLAN.lock", help="the lock RUN_DIR was run with (default: generated/<edition>/plan.lock)")
+    pk = sub.add_parser("package", help="a deterministic reproducibility package (tar.gz) of a published run folder")
+    pk.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="an `lrc execute --out` folder")
+    pk.add_argument("--out", type=Path, required=True, metavar="PKG.tar.gz", help="the package to write")
+    pk.add_argument("--plan", type=Path, metavar="PLAN.lock",
+                    help="the lock RUN_DIR was run with (default: generated/<edition>/plan.lock of the edition in its journal)")
+    pk.add_argument("--released-seed", type=Path, metavar="SEED_FILE",
+                    help="a held-out edition's seed, ONLY once the edition closed and the seed is released: checked against "
+                         "the commitment and packed (without it a held-out package holds no seed)")
+
+    vf = sub.add_parser("verify", help="recompute every published number of a reproducibility package offline and compare")
+    vf.add_argument("package", type=Path, metavar="PKG.tar.gz")
+    vf.add_argument("--seed-file", type=Path, help="a held-out edition's released seed, when the package does not hold it")
 
     x = sub.add_parser("explain", help="long-form help for a diagnostic code, with an example; --list for every code")
     x.add_argument("code", nargs="?", help="a code such as LRC5001 (without it: the list of codes)")
@@ -482,6 +497,16 @@ def _cmd_categorize(args) -> int:
     from lrc.runtime.review.categorize import categorize_cli
 
     return categorize_cli(args.run_dir, args.run, args.primary, args.secondary, args.note, args.reviewer, plan_path=args.plan)
+def _cmd_package(args) -> int:
+    from lrc.runtime.publish.package import package_cli
+
+    return package_cli(args.run_dir, args.out, plan_path=args.plan, seed_file=args.released_seed)
+
+
+def _cmd_verify(args) -> int:
+    from lrc.runtime.publish.verify_package import verify_cli
+
+    return verify_cli(args.package, seed_file=args.seed_file)
 
 
 def _shown(path: Path) -> str:
@@ -631,7 +656,7 @@ def _cmd_explain(args) -> int:
 COMMANDS = {"compile": _cmd_compile, "bump": _cmd_bump, "diff": _cmd_diff, "render": _cmd_render, "execute": _cmd_execute,
             "estimate": _cmd_estimate, "report": _cmd_report, "preregister": _cmd_preregister, "merge": _cmd_merge,
             "explain": _cmd_explain, "seed": _cmd_seed, "pricing": _cmd_pricing, "review": _cmd_review,
-            "categorize": _cmd_categorize}
+            "categorize": _cmd_categorize, "package": _cmd_package, "verify": _cmd_verify}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,428 @@
+"""The reproducibility package (seed 000, "Reproducibility package"; `lrc package`): the one
+module that owns its format, writing it and reading it back.
+
+A package is a tar.gz of one published run folder with everything another person needs to
+reproduce the calculation offline, every member under one folder `<edition ref>-<plan digest>/`:
+
+    README.md           how to verify it (`lrc verify pkg.tar.gz`) and what each part is
+    MODEL_CARD.md       limitations: synthetic data, reference models, the seed, redaction
+    MANIFEST.json       every other member with its sha256, size and role; redaction per file
+    plan.lock           the pre-registration: prompts, tool schemas, task definitions, the split
+                        manifest, frozen prices, system configuration, code fingerprints
+    requirements.lock   every dependency with its version and hashes
+    rubrics/<ref>.json  the judge and review rubrics, verbatim from the lock
+    adjudications.json  the human grades and failure categories appended to the journal
+    source/runtime/...  the fingerprinted source files of every locked code component
+                        (generators, validators, tools, systems, the analysis code), each
+                        checked against the lock's digests before it is packed
+    run/journal.jsonl   every call and run, adjudications included: what `lrc report` rebuilds from
+    run/items/...       the task inputs and items
+    run/runs/...        run-level traces and saved task outputs
+    run/<outputs>       what was published (summary.json, cells.csv/.parquet, rate-card.md, ...)
+    seed/held-out.seed  a held-out edition's seed, only when it was released (`--released-seed`)
+
+Deterministic: the same run folder gives byte-identical bytes. Members are sorted, every
+header is fixed (mtime 0, uid/gid 0, no owner names, mode 0644, regular files only, PAX
+format), the gzip header has mtime 0 and no file name, and nothing reads the clock.
+
+A package is hostile input to whoever opens it. `extract` refuses, before writing anything,
+absolute names, `..`, anything but regular files (symlinks, hard links, devices, folders),
+duplicate names, oversized or too many members, and it caps the bytes decompressed, so a
+decompression bomb stops at the cap rather than at the disk's end.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import os
+import re
+import sys
+import tarfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any, Iterator
+
+PACKAGE_FORMAT = 1
+REDACTION_MARKER = b"[REDACTED:"
+"""What `lrc.runtime.redact` puts where a secret was (`[REDACTED:<NAME>]`)."""
+
+OUTPUT_SUFFIXES = (".json", ".csv", ".parquet", ".md", ".html", ".svg", ".png")
+"""Top-level files of a run folder that are published outputs (dot files are bookkeeping)."""
+
+EXIT_OK, EXIT_PROBLEMS, EXIT_REFUSED = 0, 1, 4
+
+
+class PackageError(Exception):
+    """A run folder that cannot be packaged honestly (message says why and what to do)."""
+
+
+class ArchiveRefused(Exception):
+    """An archive that is not a package, is damaged, or is hostile."""
+
+
+# -- writing ------------------------------------------------------------------------------
+
+@dataclass
+class Built:
+    path: Path
+    members: int
+    size: int
+    prefix: str
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _canonical(value: Any) -> bytes:
+    return (json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _files_under(folder: Path, top: Path) -> Iterator[Path]:
+    for path in sorted(folder.rglob("*")):
+        if path.is_symlink():
+            raise PackageError(f"{path.relative_to(top)} is a symbolic link; a package holds regular files only")
+        if path.is_file() and not path.name.startswith("."):
+            yield path
+
+
+def _run_members(run_dir: Path) -> dict[str, bytes]:
+    members: dict[str, bytes] = {}
+    for path in sorted(run_dir.iterdir()):
+        if path.name.startswith("."):
+            continue
+        if path.is_symlink():
+            raise PackageError(f"{path} is a symbolic link; a package holds regular files only")
+        if path.is_file() and (path.name == "journal.jsonl" or path.suffix in OUTPUT_SUFFIXES):
+            members[f"run/{path.name}"] = path.read_bytes()
+    for sub in ("items", "runs"):
+        if (run_dir / sub).is_dir():
+            for path in _files_under(run_dir / sub, run_dir):
+                members[f"run/{path.relative_to(run_dir).as_posix()}"] = path.read_bytes()
+    return members
+
+
+def _source_files(lock: dict[str, Any]) -> dict[str, bytes]:
+    """The files of every locked component, read from the running lrc, each checked against the
+    digest the lock recorded for it (a normalized syntax tree: comments and docstrings aside)."""
+    from lrc.runtime.lock import codeprint
+
+    root = codeprint.project_root()
+    wanted: dict[str, str] = {}
+    for ref, entry in sorted(lock["plan"]["code"].items()):
+        for rel, file_digest in entry["files"].items():
+            wanted.setdefault(rel, file_digest)
+    files: dict[str, bytes] = {}
+    changed: list[str] = []
+    for rel, file_digest in sorted(wanted.items()):
+        path = root / rel
+        if not path.is_file() or codeprint.file_digest(path) != file_digest:
+            changed.append(rel)
+            continue
+        files[f"source/{rel}"] = path.read_bytes()
+    if changed:
+        raise PackageError("the running code's source differs from the lock's fingerprints in: " + ", ".join(changed)
+                           + "; package with the lrc release the run was made with")
+    return files
+
+
+def _adjudications(journal: bytes) -> dict[str, Any]:
+    """The human grades and failure categories appended to the journal (`lrc review import`), in
+    journal order: the adjudication notes of seed 000, readable without parsing the journal."""
+    records = [json.loads(line) for line in journal.splitlines() if b'"type":"adjudication"' in line]
+    return {"note": "appended by `lrc review import`; an adjudication never rewrites the run or the judge's record "
+                    "(the journal holds both); empty when no human review was imported",
+            "adjudications": [r for r in records if isinstance(r, dict) and r.get("type") == "adjudication"]}
+
+
+def _requirements() -> tuple[bytes, bool]:
+    """requirements.lock beside the running lrc (versions and hashes); else the installed
+    distributions' versions, marked as having no hashes."""
+    from importlib import metadata
+
+    from lrc.runtime.lock import codeprint
+
+    path = codeprint.project_root() / "requirements.lock"
+    if path.is_file():
+        return path.read_bytes(), True
+    lines = sorted({f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions() if d.metadata["Name"]})
+    text = ("# requirements.lock was not found beside this lrc; these are the installed distributions'\n"
+            "# versions, WITHOUT hashes\n" + "\n".join(lines) + "\n")
+    return text.encode("utf-8"), False
+
+
+def _role(name: str) -> str:
+    if name.startswith("source/"):
+        return "source"
+    if name.startswith("rubrics/"):
+        return "rubric"
+    if name.startswith("run/items/"):
+        return "item"
+    if name.startswith("run/runs/"):
+        return "trace" if name.endswith(".json") else "task-output"
+    if name == "run/journal.jsonl":
+        return "journal"
+    if name.startswith("run/"):
+        return "published-output"
+    return {"plan.lock": "lock", "requirements.lock": "dependencies", "seed/held-out.seed": "released-seed",
+            "README.md": "readme", "MODEL_CARD.md": "model-card", "adjudications.json": "adjudication-notes"}.get(name, "other")
+
+
+def manifest(members: dict[str, bytes], lock: dict[str, Any], prefix: str, summary: dict[str, Any] | None,
+             hashed_requirements: bool) -> dict[str, Any]:
+    entries = []
+    files_marked = markers = 0
+    for name, data in sorted(members.items()):
+        entry: dict[str, Any] = {"path": name, "sha256": _sha256(data), "size": len(data), "role": _role(name)}
+        if entry["role"] not in ("source", "lock", "dependencies", "rubric", "readme", "model-card"):
+            count = data.count(REDACTION_MARKER)
+            if count:
+                entry["redaction"] = {"markers": count, "complete": False}
+                files_marked += 1
+                markers += count
+        entries.append(entry)
+    plan = lock["plan"]
+    return {
+        "package_format": PACKAGE_FORMAT, "prefix": prefix,
+        "plan_digest": lock["root_digest"], "edition": plan["edition"]["ref"], "lrc_version": lock["lrc_version"],
+        "seed": {"policy": plan["seed"]["policy"], "commitment": plan["seed"]["commitment"],
+                 "in_package": "seed/held-out.seed" in members if plan["seed"]["policy"] != "public" else "plan.lock"},
+        "partial": bool((summary or {}).get("partial")),
+        "requirements_hashed": hashed_requirements,
+        "redaction": {"applied": "at write time, by lrc.runtime.redact, to the journal, traces and messages",
+                      "marker": "[REDACTED:<NAME>]", "files_with_markers": files_marked, "markers": markers,
+                      "note": "a file with markers is incomplete where marked; the secret is not recoverable from the package"},
+        "members": entries,
+    }
+
+
+def _tar_bytes(members: dict[str, bytes], prefix: str) -> bytes:
+    raw = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as gz:
+        with tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
+            for name, data in sorted(members.items()):
+                info = tarfile.TarInfo(f"{prefix}/{name}")
+                info.size, info.mtime, info.mode = len(data), 0, 0o644
+                info.uid = info.gid = 0
+                info.uname = info.gname = ""
+                info.type = tarfile.REGTYPE
+                tar.addfile(info, io.BytesIO(data))
+    return raw.getvalue()
+
+
+def build(run_dir: Path, out: Path, plan_path: Path | None = None, seed_file: Path | None = None) -> Built:
+    from lrc.runtime.execute import Refused, load_verified, resolve_seed
+    from lrc.runtime.publish import texts
+    from lrc.runtime.review.cli import _header as journal_header  # the journal's first line, read as `lrc review` does
+    from lrc.runtime.review.cli import locate_plan
+
+    if not run_dir.is_dir():
+        raise PackageError(f"{run_dir} is not a folder; give the `lrc execute --out` folder")
+    try:
+        header = journal_header(run_dir)
+        out_resolved = out.resolve()
+        if out_resolved.is_relative_to(run_dir.resolve()):
+            raise PackageError(f"--out {out} is inside the run folder; write the package elsewhere")
+        lock_path = locate_plan(run_dir, plan_path)
+        # Digests, lrc release and every code fingerprint against the running code: the files
+        # packed below are those the lock fingerprinted, or nothing is packed.
+        lock = load_verified(lock_path)
+    except Refused as exc:
+        raise PackageError(str(exc)) from None
+    if header.get("plan") != lock["root_digest"]:
+        raise PackageError(f"{run_dir} was run with plan {header.get('plan')}, but {lock_path} is plan {lock['root_digest']}: "
+                           f"pass --plan with the lock the folder was run with")
+    plan = lock["plan"]
+    members = _run_members(run_dir)
+    if "run/summary.json" not in members:
+        raise PackageError(f"{run_dir} has no summary.json: nothing was published yet; run `lrc report` first")
+    try:
+        summary = json.loads(members["run/summary.json"])
+    except ValueError as exc:
+        raise PackageError(f"{run_dir / 'summary.json'} is not JSON: {exc}") from None
+    if plan["seed"]["policy"] != "public" and seed_file is not None:
+        try:
+            seed = resolve_seed(plan, seed_file)
+        except Refused as exc:
+            raise PackageError(str(exc)) from None
+        members["seed/held-out.seed"] = (seed + "\n").encode("utf-8")
+    elif seed_file is not None:
+        raise PackageError("this edition's seed is public and in the lock; do not pass --released-seed")
+    members["plan.lock"] = lock_path.read_bytes()
+    members["requirements.lock"], hashed = _requirements()
+    for ref, rubric in sorted(plan.get("rubrics", {}).items()):
+        members[f"rubrics/{ref}.json"] = _canonical(rubric)
+    members.update(_source_files(lock))
+    members["adjudications.json"] = _canonical(_adjudications(members["run/journal.jsonl"]))
+    prefix = f"{plan['edition']['ref']}-{lock['root_digest'].split(':')[-1][:12]}"
+    members["README.md"] = texts.readme(lock, prefix).encode("utf-8")
+    members["MODEL_CARD.md"] = texts.model_card(lock, summary, members, hashed).encode("utf-8")
+    members["MANIFEST.json"] = _canonical(manifest(members, lock, prefix, summary, hashed))
+    data = _tar_bytes(members, prefix)
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(data)
+        os.replace(tmp, out)
+    except OSError as exc:
+        raise PackageError(f"cannot write {out}: {exc.strerror}") from None
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return Built(out, len(members), len(data), prefix)
+
+
+def package_cli(run_dir: Path, out: Path, plan_path: Path | None = None, seed_file: Path | None = None) -> int:
+    from lrc.runtime.redact import build_redactor
+
+    redact = build_redactor()
+    try:
+        built = build(run_dir, out, plan_path, seed_file)
+    except PackageError as exc:
+        print(redact(f"lrc package: {exc}"), file=sys.stderr)
+        return EXIT_REFUSED
+    print(f"wrote {built.path} ({built.size:,} bytes, {built.members} members under {built.prefix}/)")
+    print(f"verify it offline with: lrc verify {built.path}")
+    return EXIT_OK
+
+
+# -- reading (hostile input) --------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Limits:
+    members: int = 2_000_000
+    member_bytes: int = 4 << 30
+    total_bytes: int = 32 << 30
+    name_chars: int = 1024
+
+
+class _Capped(io.RawIOBase):
+    """A reader of at most `cap` bytes of decompressed data: a gzip bomb stops here."""
+
+    def __init__(self, inner, cap: int):
+        self.inner, self.left = inner, cap
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf) -> int:
+        if self.left <= 0:
+            raise ArchiveRefused("the archive decompresses to more than the size limit (a decompression bomb?)")
+        view = memoryview(buf)[: min(len(buf), self.left)]
+        data = self.inner.read(len(view))
+        view[: len(data)] = data
+        self.left -= len(data)
+        return len(data)
+
+
+def _stream(path: Path, limits: Limits):
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        raise ArchiveRefused(f"cannot read {path}: {exc.strerror}") from None
+    if fh.read(2) != b"\x1f\x8b":
+        fh.close()
+        raise ArchiveRefused(f"{path} is not a gzip file; a package is the tar.gz `lrc package` writes")
+    fh.seek(0)
+    # The cap covers the data, every header and the end blocks of the largest honest package.
+    capped = io.BufferedReader(_Capped(gzip.GzipFile(fileobj=fh, mode="rb"), limits.total_bytes + limits.members * 2048 + (1 << 20)))
+    try:
+        return fh, tarfile.open(fileobj=capped, mode="r|")
+    except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
+        fh.close()
+        raise ArchiveRefused(f"the archive is damaged: {exc}") from None
+
+
+_BAD_CHARS = re.compile(r"[\x00-\x1f\\:]")
+
+
+def _check_name(name: str, limits: Limits) -> str | None:
+    if not name or len(name) > limits.name_chars:
+        return "an empty or over-long name"
+    if name.startswith("/") or re.match(r"^[A-Za-z]:", name):
+        return "an absolute path"
+    if _BAD_CHARS.search(name):
+        return "a control character, backslash or colon in its name"
+    parts = name.split("/")
+    if ".." in parts:
+        return "a '..' component (path traversal)"
+    if any(p in ("", ".") for p in parts):
+        return "an empty or '.' path component"
+    return None
+
+
+def _members(tar: tarfile.TarFile, limits: Limits) -> Iterator[tarfile.TarInfo]:
+    count = total = 0
+    prefix: str | None = None
+    seen: set[str] = set()
+    try:
+        for info in tar:
+            count += 1
+            if count > limits.members:
+                raise ArchiveRefused(f"the archive has more than {limits.members:,} members (a decompression bomb?)")
+            what = _check_name(info.name, limits)
+            if what is not None:
+                raise ArchiveRefused(f"member {info.name[:200]!r} has {what}; refusing the archive")
+            if not info.isreg() or info.issparse():
+                kind = ("a symbolic link" if info.issym() else "a hard link" if info.islnk() else "a folder" if info.isdir()
+                        else "a device or fifo" if (info.ischr() or info.isblk() or info.isfifo()) else "not a regular file")
+                raise ArchiveRefused(f"member {info.name[:200]!r} is {kind}; a package holds regular files only; refusing the archive")
+            if info.size > limits.member_bytes:
+                raise ArchiveRefused(f"member {info.name[:200]!r} declares {info.size:,} bytes, over the {limits.member_bytes:,}-byte "
+                                     f"limit (a decompression bomb?)")
+            total += info.size
+            if total > limits.total_bytes:
+                raise ArchiveRefused(f"the archive's members add up to more than {limits.total_bytes:,} bytes (a decompression bomb?)")
+            top = info.name.split("/", 1)[0]
+            if prefix is None:
+                prefix = top
+            if top != prefix or "/" not in info.name:
+                raise ArchiveRefused(f"member {info.name[:200]!r} is outside the package folder {prefix}/")
+            key = info.name.casefold()
+            if key in seen:
+                raise ArchiveRefused(f"member {info.name[:200]!r} appears twice")
+            seen.add(key)
+            yield info
+    except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
+        raise ArchiveRefused(f"the archive is damaged: {exc}") from None
+
+
+def scan(path: Path, limits: Limits = Limits()) -> list[tuple[str, int]]:
+    """(name, size) of every member, every header checked; nothing is written."""
+    fh, tar = _stream(path, limits)
+    with fh, tar:
+        found = [(info.name, info.size) for info in _members(tar, limits)]
+    if not found:
+        raise ArchiveRefused(f"{path} holds no files")
+    return found
+
+
+def extract(path: Path, dest: Path, limits: Limits = Limits()) -> Path:
+    """Check every header (`scan`), then write the members below `dest` (a fresh, empty folder);
+    the package folder inside it is returned."""
+    names = scan(path, limits)
+    fh, tar = _stream(path, limits)
+    prefix = names[0][0].split("/", 1)[0]
+    with fh, tar:
+        try:
+            for info in _members(tar, limits):
+                target = dest / PurePosixPath(info.name)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                source = tar.extractfile(info)
+                fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+                written = 0
+                with os.fdopen(fd, "wb") as sink:
+                    while chunk := source.read(1 << 20):
+                        written += len(chunk)
+                        if written > info.size:
+                            raise ArchiveRefused(f"member {info.name[:200]!r} holds more than it declares")
+                        sink.write(chunk)
+                if written != info.size:
+                    raise ArchiveRefused(f"member {info.name[:200]!r} is truncated (the archive is damaged)")
+        except (tarfile.TarError, EOFError, zlib.error) as exc:
+            raise ArchiveRefused(f"the archive is damaged: {exc}") from None
+    return dest / prefix
