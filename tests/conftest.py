@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,12 @@ from ruamel.yaml import YAML
 from helpers.shared import shared_execute, small_demo_lock
 from helpers.stub_server import StubServer
 from support import REPO
+
+# pytest keeps each test module's assertion-rewritten bytecode in tests/__pycache__/ (gitignored)
+# only when bytecode writing is on; with PYTHONDONTWRITEBYTECODE set (as on CI machines) every
+# worker of every run rewrote all ~90 test modules again (~5 s of CPU each before a test ran).
+# Only this process: the lrc subprocesses the tests start keep the environment as it is.
+sys.dont_write_bytecode = False
 
 # No example database: hypothesis would otherwise keep one in .hypothesis/ in the working tree,
 # shared by parallel workers and replayed by later runs -- a test's outcome must not depend on

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import copy
 import json
 import re
@@ -50,15 +51,21 @@ def _reference(tree: ast.Module):
     return codeprint._serialize(tree)
 
 
-def _trees():
-    for path in RUNTIME_FILES:
-        yield path.as_posix(), ast.parse(path.read_text(encoding="utf-8"))
-    for i, source in enumerate(TRICKY_SOURCES):
-        yield f"tricky[{i}]", ast.parse(source)
+TREE_NAMES = [p.as_posix() for p in RUNTIME_FILES] + [f"tricky[{i}]" for i in range(len(TRICKY_SOURCES))]
 
 
-@pytest.mark.parametrize("name,tree", list(_trees()), ids=lambda v: v if isinstance(v, str) else "")
-def test_one_pass_serialization_equals_reference(name, tree):
+@functools.lru_cache(maxsize=None)
+def _tree(name: str) -> ast.Module:
+    """Parsed when a test asks, not at collection: every worker collects every module, and
+    parsing the whole runtime there cost each of them seconds before any test ran."""
+    if name.startswith("tricky["):
+        return ast.parse(TRICKY_SOURCES[int(name[len("tricky["):-1])])
+    return ast.parse(Path(name).read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("name", TREE_NAMES)
+def test_one_pass_serialization_equals_reference(name):
+    tree = _tree(name)
     before = ast.dump(tree, include_attributes=True)
     fast = codeprint._serialize_stripped(tree)
     assert ast.dump(tree, include_attributes=True) == before, "the shared tree must not be mutated"
@@ -75,8 +82,9 @@ def _outcome(compute):
         return ("refused", str(exc))
 
 
-@pytest.mark.parametrize("name,tree", list(_trees()), ids=lambda v: v if isinstance(v, str) else "")
-def test_import_nodes_in_walk_order(name, tree):
+@pytest.mark.parametrize("name", TREE_NAMES)
+def test_import_nodes_in_walk_order(name):
+    tree = _tree(name)
     expected = [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
     assert codeprint._import_nodes(tree) == expected
 
