@@ -34,12 +34,13 @@ from lrc.runtime.lock.canonical import digest
 from lrc.runtime.pricing import call_cost, decimal_str, price_for
 from lrc.runtime.report import aggregate as agg
 from lrc.runtime.report import calibration_text
+from lrc.runtime.report import html as html_page
 from lrc.runtime.report import reliability
 from lrc.runtime.report.ratecard import PARTIAL_NOTE, rate_card_markdown
 from lrc.runtime.tasks import report as task_report
 
 COMPONENT_ID = "lrc.analysis"
-COMPONENT_VERSION = 9
+COMPONENT_VERSION = 10
 
 TRACE_FORMAT = 1
 
@@ -565,10 +566,12 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
         },
         **({"forecast_vs_actual": compared} if compared is not None else {}),
     })
+    html_page.write_page(lock, out)  # OUT/report.html, read back from the files just written
     where = (f"\nOutputs in {out}:\n"
              f"  rate card       {out / 'rate-card.md'}\n"
              f"  cells           {out / 'cells.csv'} (and cells.parquet)\n"
              f"  summary         {out / 'summary.json'}\n"
+             f"  page            {out / 'report.html'} (self-contained HTML: rate card, charts, cells)\n"
              + (f"  reliability     {out / 'reliability-report.md'}\n" if tasks_block is not None else "")
              + (f"  forecast        {out / 'forecast-vs-actual.md'}\n" if compared is not None else "") +
              f"  traces          {out / 'runs'}/<workload>/<model>/<system>/<item>.r<N>/{{manifest,trace,evaluation}}.json\n"
