@@ -470,13 +470,9 @@ def _cmd_report(args) -> int:
         return EXIT_USAGE
     if (refused := _not_a_lock(lock, "report")) is not None:
         return refused
-    if out is None:
-        from lrc.runtime.report.html import preregister_cli
-
-        return preregister_cli(lock, args.html_out)
     from lrc.runtime.execute import report_cli
 
-    return report_cli(lock, out, html=args.html)
+    return report_cli(lock, out, html=args.html, html_out=args.html_out)
 
 
 def _cmd_preregister(args) -> int:

@@ -840,9 +840,14 @@ def estimate_cli(lock_path: Path, request: dict[str, Any] | None = None) -> int:
     return EXIT_OK
 
 
-def report_cli(lock_path: Path, out: Path, html: bool = False) -> int:
+def report_cli(lock_path: Path, out: Path | None, html: bool = False, html_out: Path | None = None) -> int:
     """Rebuild every output of a run folder from its journal, without calling any model.
-    `html`: end with the path of the folder's report.html (written either way)."""
+    `html`: end with the path of the folder's report.html (written either way). With no run
+    folder (`out` None): the pre-registration page from the lock alone (`report.html`)."""
+    if out is None:
+        from lrc.runtime.report.html import preregister_cli
+
+        return preregister_cli(lock_path, html_out)
     from lrc.runtime import items as item_gen
     from lrc.runtime.journal import Journal, JournalError
     from lrc.runtime.redact import build_redactor

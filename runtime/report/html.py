@@ -192,7 +192,7 @@ def _rate_card(plan: Mapping[str, Any], cells: Mapping[tuple, dict[str, Any]], d
     view = {"workloads": {w: {"job": wl["spec"]["rate_card"]["job"], "volume_units": wl["spec"]["rate_card"]["volume_units"],
                               "units_per_item": wl["spec"]["dataset"]["units_per_item"]} for w, wl in plan["workloads"].items()}}
     flagships = sorted(m for m, e in plan["models"].items() if e["role"] == "flagship")
-    out = []
+    out, evidence = [], []
     for system in _systems(plan):
         rows = []
         for workload, systems in _planned(plan).items():
@@ -208,8 +208,12 @@ def _rate_card(plan: Mapping[str, Any], cells: Mapping[tuple, dict[str, Any]], d
                 cheapest, flag = NOT_RUN, NOT_RUN
             else:
                 best = info["cheapest_qualifying"]
-                cheapest = (f"{_rate(cells[(workload, best['model'], system)], items)} ({best['model']}, cheapest qualifying)"
-                            if best else f"no qualifying model at pass ≥ {threshold}")
+                best_cell = cells.get((workload, best["model"], system)) if best else None
+                cheapest = (f"{_rate(best_cell, items)} ({best['model']}, cheapest qualifying){_zero_note(plan, best['model'])}"
+                            if best_cell is not None
+                            else f"{best['model']}: {NOT_RUN}" if best else f"no qualifying model at pass ≥ {threshold}")
+                if best_cell is not None:
+                    evidence.append(_evidence(best_cell))
                 parts = []
                 for f in info["flagships"] or [{"model": m, "run": False} for m in flagships]:
                     cell = cells.get((workload, f["model"], system))
@@ -217,16 +221,34 @@ def _rate_card(plan: Mapping[str, Any], cells: Mapping[tuple, dict[str, Any]], d
                         parts.append(f"{f['model']}: {NOT_RUN}")
                     else:
                         premium = f" · frontier premium {_ratio(_dec(f.get('frontier_premium')))}" if best else ""
-                        parts.append(f"{_rate(cell, items)} ({f['model']}, flagship){premium}")
+                        parts.append(f"{_rate(cell, items)} ({f['model']}, flagship){_zero_note(plan, f['model'])}{premium}")
+                        if not best or best["model"] != f["model"]:
+                            evidence.append(_evidence(cell))
                 flag = "; ".join(parts) or "no flagship in this edition"
-            rows.append([job, _volume(plan, workload), cheapest, flag])
+            rows.append([job, _volume(plan, workload), cheapest, flag, "; ".join(evidence) or ("—" if cells else NOT_RUN)])
+            evidence = []
         out.append(f"<h3>Rates — {esc(system)}</h3>")
-        out.append(_table(["job", "volume", "cheapest qualifying rate", "flagship rate"], rows, cls="card"))
+        out.append(_table(["job", "volume", "cheapest qualifying rate", "flagship rate", "evidence (passes/n, Wilson 95%, CPO)"],
+                          rows, cls="card"))
     out.append(f"<p><strong>Quality bar:</strong> pass rate ≥ {esc(threshold)} on n = {esc(edition['n_per_cell'])} items per cell"
                f"{'' if edition.get('repetitions', 1) == 1 else ' × ' + esc(edition['repetitions']) + ' repetitions'}. "
                "Rate = CPO × the card's volume. Intervals: Wilson 95% for pass rates, cluster bootstrap 95% over items for CPO.</p>")
     out.append(f"<p class=\"std-footer\"><strong>{esc(footer(plan))}</strong><br>{esc(edition.get('disclaimer') or DEFAULT_DISCLAIMER)}</p>")
     return "\n".join(out)
+
+
+def _zero_priced(plan: Mapping[str, Any], model: str) -> bool:
+    price = plan["models"][model]["price"]
+    return all(Decimal(str(price.get(k, "0"))) == 0 for k in ("input", "cached_input", "cache_write", "output", "reasoning"))
+
+
+def _zero_note(plan: Mapping[str, Any], model: str) -> str:
+    """A $0 rate of a model the edition prices at $0 says so: it is no measurement of a cost."""
+    return " — $0 price: not billed (see Frozen prices)" if _zero_priced(plan, model) else ""
+
+
+def _evidence(cell: Mapping[str, Any]) -> str:
+    return f"{cell['model']}: {_pass(cell)}, Wilson {_wilson(cell)}, CPO {_cpo(cell)}"
 
 
 def _dec(value: Any) -> Decimal | None:
@@ -465,7 +487,7 @@ def _prices(plan: Mapping[str, Any]) -> str:
     rows = []
     for m, e in sorted(plan["models"].items()):
         p = e["price"]
-        zero = all(Decimal(str(p.get(k, "0"))) == 0 for k in ("input", "cached_input", "cache_write", "output", "reasoning"))
+        zero = _zero_priced(plan, m)
         rows.append([m, e["role"], f"${p.get('input')} / ${p.get('output')} per {p.get('per_tokens'):,} tokens"
                      + (" — $0: this model is not billed, so its costs and CPO are $0.00" if zero else ""),
                      p.get("as_of"), p.get("source", "—")])
