@@ -288,3 +288,36 @@ def test_page_renders_in_headless_chromium_with_every_chart_drawn(small, tmp_pat
         blue = sum(1 for r, g, b in pixels if b > 120 and r < 80)  # the scored model's marker and bars
         orange = sum(1 for r, g, b in pixels if r > 150 and 60 < g < 140 and b < 60)  # the quality bar
         assert blue > 20 and orange > 20 and len(colours) > 20, (ident, blue, orange, len(colours))
+
+
+def test_priced_flagship_rate_lines(small, tmp_path):
+    """A priced flagship that is also the cheapest qualifier: both rates, the frontier premium, the
+    evidence, and no $0 note (the demo has no flagship; this is the card of a real edition)."""
+    lock, out = small
+    import polars as pl
+
+    from lrc.runtime.report import html
+
+    run = _copy(out, tmp_path / "priced")
+    plan_lock = _lock(lock)
+    model = plan_lock["plan"]["models"]["lrc/baseline"]
+    model["role"] = "flagship"
+    model["price"] = {**model["price"], "input": "2.50", "output": "10"}
+    wl, system = "triage.ap-inbox.v3", "single-shot"
+    key = (pl.col("workload") == wl) & (pl.col("model") == "lrc/baseline") & (pl.col("system") == system)
+    cells = pl.read_parquet(run / "cells.parquet")
+    passes = cells.filter(key)["passes"][0]
+    assert passes, "the baseline passes some triage items at n = 2"
+    cells = cells.with_columns(pl.when(key).then(pl.lit("0.30")).otherwise(pl.col("cost_usd")).alias("cost_usd"))
+    cells.write_parquet(run / "cells.parquet")
+    summary = json.loads((run / "summary.json").read_text(encoding="utf-8"))
+    summary["derived"]["workloads"][wl]["systems"][system] = {
+        "cheapest_qualifying": {"model": "lrc/baseline", "cpo_usd": "0.15"},
+        "flagships": [{"model": "lrc/baseline", "run": True, "cpo_usd": "0.15", "frontier_premium": "1"}]}
+    (run / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    page = html.build_page(plan_lock, run)
+    row = re.search(r"<tr><td>Sort 1,000 AP emails</td>.*?</tr>", page).group(0)
+    rate = f"${Decimal('0.30') / passes * 50:,.2f}"  # CPO x 50 batches of 20 emails
+    assert f"{rate} (lrc/baseline, cheapest qualifying)</td>" in row
+    assert f"{rate} (lrc/baseline, flagship) · frontier premium ×1.00</td>" in row
+    assert f"lrc/baseline: {passes}/2, Wilson [" in row and "$0 price" not in row
