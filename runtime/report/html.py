@@ -91,7 +91,19 @@ def _read_cells(out: Path) -> dict[tuple[str, str, str], dict[str, Any]]:
     return {(c["workload"], c["model"], c["system"]): c for c in pl.read_parquet(path).iter_rows(named=True)}
 
 
+#: The runs of each cell read by the page being built: P(cheapest qualifier) and the failure
+#: examples read a cell's files once (emptied at the start of every build: files may change).
+_RUNS: dict[tuple[str, str, str, str], list[dict[str, Any]]] = {}
+
+
 def _read_runs(out: Path, workload: str, model: str, system: str) -> list[dict[str, Any]]:
+    key = (str(out), workload, model, system)
+    if key not in _RUNS:
+        _RUNS[key] = _load_runs(out, workload, model, system)
+    return _RUNS[key]
+
+
+def _load_runs(out: Path, workload: str, model: str, system: str) -> list[dict[str, Any]]:
     """The graded runs of a cell from its trace files: item, repetition, cost, verdict, paths."""
     folder = out / "runs" / workload / _slug(model) / system
     if not folder.is_dir():
@@ -522,7 +534,11 @@ def _page(plan: Mapping[str, Any], lock: Mapping[str, Any], out: Path | None, su
 def build_page(lock: Mapping[str, Any], out: Path) -> str:
     """The page of run folder `out` (its summary.json and cells already written)."""
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    return _page(lock["plan"], lock, out, summary, _read_cells(out))
+    _RUNS.clear()
+    try:
+        return _page(lock["plan"], lock, out, summary, _read_cells(out))
+    finally:
+        _RUNS.clear()
 
 
 def preregistration_page(lock: Mapping[str, Any]) -> str:
