@@ -88,6 +88,16 @@ def test_chart_svg_is_byte_identical_across_processes_and_hash_seeds(tmp_path):
     assert "quality bar 0.80" in svg and CHART_INPUT["footer"] in svg  # the bar and the standard footer on the chart
 
 
+def test_chart_labels_are_text_never_markup_or_mathtext():
+    from lrc.runtime.report.charts import pareto_svg
+
+    hostile = "<script>alert(1)</script> $\\frac{1}{0}$ & $5"
+    panels = [{"system": "single-shot", "points": [{**CHART_INPUT["panels"][0]["points"][0], "model": hostile}]}]
+    svg = pareto_svg("k", f"title {hostile}", panels, f"footer {hostile}", 0.8)
+    assert "<script" not in svg and "&lt;script&gt;alert(1)&lt;/script&gt;" in svg
+    assert svg.count("$\\frac{1}{0}$ &amp; $5") >= 3  # title, footer and the label, as written
+
+
 def test_the_compile_path_never_imports_matplotlib():
     code = ("import sys; import lrc.compiler.cli, lrc.runtime.report.html, lrc.runtime.report.outputs; "
             "print(any(m.split('.')[0] == 'matplotlib' for m in sys.modules))")

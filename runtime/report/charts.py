@@ -36,6 +36,9 @@ _CHECK = "#8a8a8a"
 PANEL_W, PANEL_H = 4.6, 3.9
 
 _RC = {
+    # Labels are data (model ids, job names from specs): never mathtext, so a "$" is a dollar
+    # and "$x$" is not parsed (nor a malformed one an exception).
+    "text.parse_math": False,
     "svg.fonttype": "none",
     "font.family": "DejaVu Sans",
     "font.size": 8.5,
