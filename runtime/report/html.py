@@ -532,7 +532,8 @@ def _page(plan: Mapping[str, Any], lock: Mapping[str, Any], out: Path | None, su
 
 
 def build_page(lock: Mapping[str, Any], out: Path) -> str:
-    """The page of run folder `out` (its summary.json and cells already written)."""
+    """The page of run folder `out` (its summary.json and cells already written); `outputs.write_all`
+    writes it to OUT/report.html."""
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     _RUNS.clear()
     try:
@@ -544,18 +545,6 @@ def build_page(lock: Mapping[str, Any], out: Path) -> str:
 def preregistration_page(lock: Mapping[str, Any]) -> str:
     """The page from the lock alone: every result "not run"."""
     return _page(lock["plan"], lock, None, None, {})
-
-
-def write_page(lock: Mapping[str, Any], out: Path) -> Path:
-    """Write OUT/report.html (unchanged bytes are not rewritten; a rename, never half a file)."""
-    path = out / PAGE
-    data = build_page(lock, out).encode("utf-8")
-    if path.exists() and path.read_bytes() == data:
-        return path
-    tmp = path.with_name(f".{PAGE}.tmp")
-    tmp.write_bytes(data)
-    tmp.replace(path)
-    return path
 
 
 def preregister_cli(lock_path: Path, html_out: Path | None) -> int:

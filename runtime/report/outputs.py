@@ -566,7 +566,7 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
         },
         **({"forecast_vs_actual": compared} if compared is not None else {}),
     })
-    html_page.write_page(lock, out)  # OUT/report.html, read back from the files just written
+    _put(out / html_page.PAGE, html_page.build_page(lock, out).encode("utf-8"))  # read back from the files just written
     where = (f"\nOutputs in {out}:\n"
              f"  rate card       {out / 'rate-card.md'}\n"
              f"  cells           {out / 'cells.csv'} (and cells.parquet)\n"
