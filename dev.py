@@ -9,7 +9,9 @@
 
 Set-up creates .venv/ and installs exactly the hash-locked dependencies of
 requirements.lock (pip --require-hashes), then lrc itself in editable mode, printing one
-line per stage with its time; pip's own output is shown only when it fails. It is redone
+line per stage with its time; pip's own output is shown only when it fails. Where chromium
+is missing it is installed with apt-get (optional: it never fails set-up; without it the
+browser check of report.html skips). It is redone
 only when requirements.lock, pyproject.toml or setup.py change. ARGS go to pytest; `-n 0`
 runs the tests in one process, `-m EXPR` replaces the slow-marker selection.
 """
@@ -93,6 +95,34 @@ def setup() -> None:
     STAMP.write_text(wanted + "\n")
 
 
+def browser() -> None:
+    """Optional: Debian's `chromium`, for the test that renders OUT/report.html in a real browser
+    (tests/test_html_report.py). Installed with apt-get when absent and this is root on a Debian
+    or Ubuntu machine; it never fails set-up -- otherwise one line says why, and that test skips."""
+    import shutil
+
+    if any(shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")):
+        return
+    if shutil.which("apt-get") is None:
+        _say("no chromium, and no apt-get to install it: the browser check of report.html will be skipped")
+        return
+    if os.geteuid() != 0:
+        _say("no chromium, and not root to `apt-get install chromium`: the browser check of report.html will be skipped")
+        return
+    start = time.monotonic()
+    print("[dev] installing chromium (optional: the browser check of report.html) … ", end="", flush=True)
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    install = ["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium"]
+    done = None
+    for cmd in (install, ["apt-get", "update", "-q"], install):  # the package lists may be missing: update once
+        done = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+        if done.returncode == 0 and cmd is install:
+            print(f"{time.monotonic() - start:.1f} s", flush=True)
+            return
+    tail = (done.stdout.strip().splitlines() or ["no output"])[-1]
+    print(f"skipped: `{' '.join(install)}` failed ({tail.strip()}); the browser check of report.html will be skipped", flush=True)
+
+
 def byte_compile() -> None:
     """Write lrc's own bytecode (__pycache__/, gitignored). pip does this for what it installs,
     but not for an editable install's source tree, and where PYTHONDONTWRITEBYTECODE is set
@@ -161,6 +191,7 @@ def main(argv: list[str]) -> int:
         return 2
     start = time.monotonic()
     setup()
+    browser()
     byte_compile()
     if argv[0] == "demo":
         rc = demo()

@@ -108,9 +108,14 @@ def _parser() -> argparse.ArgumentParser:
     es.add_argument("--profile", type=Path, metavar="RUN.yaml", help="a run profile (operating settings; they change no forecast figure)")
     es.add_argument("--format", choices=["text", "json"], default="text")
 
-    r = sub.add_parser("report", help="rebuild cells, traces and the rate card of a run folder from its journal")
-    r.add_argument("lock", type=Path, metavar="PLAN.lock")
-    r.add_argument("--out", type=Path, required=True)
+    r = sub.add_parser("report", help="rebuild cells, traces, the rate card and report.html of a run folder from its journal")
+    r.add_argument("lock", type=Path, metavar="PLAN.lock|RUN_DIR",
+                   help="the edition's plan.lock (with --out RUN_DIR), or a run folder (its lock: generated/<edition>/plan.lock above here)")
+    r.add_argument("--out", type=Path, metavar="RUN_DIR", help="the `lrc execute --out` folder to rebuild")
+    r.add_argument("--html", action="store_true",
+                   help="print the path of RUN_DIR/report.html (always written); with a lock and no run folder: the "
+                        "pre-registration page from the lock alone, every result 'not run' (printed, or written to --html-out)")
+    r.add_argument("--html-out", type=Path, metavar="FILE", help="with --html and no run folder: write the pre-registration page here")
 
     pg = sub.add_parser("preregister", help="the reliability report's template from the lock alone, every result 'not run' (tasks)")
     pg.add_argument("lock", type=Path, metavar="PLAN.lock")
@@ -470,11 +475,29 @@ def _cmd_estimate(args) -> int:
 
 
 def _cmd_report(args) -> int:
-    if (refused := _not_a_lock(args.lock, "report")) is not None:
+    lock, out = args.lock, args.out
+    if out is None and lock.is_dir() and (lock / "journal.jsonl").is_file():  # `lrc report RUN_DIR`
+        from lrc.runtime.execute import EXIT_REFUSED as refused_exit, Refused, _say
+        from lrc.runtime.review.cli import locate_plan
+
+        try:
+            lock, out = locate_plan(args.lock, None), args.lock
+        except Refused as exc:
+            _say(f"lrc report: {exc}")
+            return refused_exit
+    if args.html_out is not None and (out is not None or not args.html):
+        print("lrc report: --html-out is for the pre-registration page (--html with no run folder); a run folder's page is "
+              "RUN_DIR/report.html", file=sys.stderr)
+        return EXIT_USAGE
+    if out is None and not args.html:
+        print("lrc report: give the run folder (--out RUN_DIR, or RUN_DIR in place of the lock), or --html for the "
+              "pre-registration page from the lock alone", file=sys.stderr)
+        return EXIT_USAGE
+    if (refused := _not_a_lock(lock, "report")) is not None:
         return refused
     from lrc.runtime.execute import report_cli
 
-    return report_cli(args.lock, args.out)
+    return report_cli(lock, out, html=args.html, html_out=args.html_out)
 
 
 def _cmd_preregister(args) -> int:

@@ -499,7 +499,7 @@ def _journal_identity(path: Path) -> dict[str, Any] | None:
     return {"bytes": st.st_size, "inode": st.st_ino, "mtime_ns": st.st_mtime_ns, "tail_sha256": tail}
 
 
-_STAMPED_OUTPUTS = ("summary.json", "rate-card.md", "cells.csv", "cells.parquet")
+_STAMPED_OUTPUTS = ("summary.json", "rate-card.md", "cells.csv", "cells.parquet", "report.html")
 
 
 def _file_digest(path: Path) -> str | None:
@@ -840,8 +840,14 @@ def estimate_cli(lock_path: Path, request: dict[str, Any] | None = None) -> int:
     return EXIT_OK
 
 
-def report_cli(lock_path: Path, out: Path) -> int:
-    """Rebuild every output of a run folder from its journal, without calling any model."""
+def report_cli(lock_path: Path, out: Path | None, html: bool = False, html_out: Path | None = None) -> int:
+    """Rebuild every output of a run folder from its journal, without calling any model.
+    `html`: end with the path of the folder's report.html (written either way). With no run
+    folder (`out` None): the pre-registration page from the lock alone (`report.html`)."""
+    if out is None:
+        from lrc.runtime.report.html import preregister_cli
+
+        return preregister_cli(lock_path, html_out)
     from lrc.runtime import items as item_gen
     from lrc.runtime.journal import Journal, JournalError
     from lrc.runtime.redact import build_redactor
@@ -857,6 +863,7 @@ def report_cli(lock_path: Path, out: Path) -> int:
         if current is not None:
             print(current.card, end="")
             print(current.where)
+            _say_page(out, html)
             return _finish("lrc report", current)
         try:
             journal = Journal(out / "journal.jsonl", lock["root_digest"], plan["edition"]["ref"], readonly=True)
@@ -878,8 +885,14 @@ def report_cli(lock_path: Path, out: Path) -> int:
         return EXIT_UNUSABLE
     print(summary.card, end="")
     print(summary.where)
+    _say_page(out, html)
     _say_partial("lrc report", summary, lock_path, out)
     return _finish("lrc report", summary)
+
+
+def _say_page(out: Path, html: bool) -> None:
+    if html:
+        print(f"page: {out / 'report.html'}")
 
 
 def merge_cli(lock_path: Path, folders: list[Path], out: Path, seed_file: Path | None = None) -> int:

@@ -68,3 +68,25 @@ def test_a_stage_is_one_line_with_its_time_and_shows_the_output_only_when_it_fai
         assert first.startswith("[dev] installing things … failed (exit ")
         assert "ERROR:" in done.stdout and "after" not in done.stdout
         assert "installing things failed" in done.stderr
+
+
+@pytest.mark.parametrize("root, apt, rc", [(True, True, 100), (False, True, 0), (True, False, 0), (True, True, 0)])
+def test_the_chromium_stage_never_fails_set_up(monkeypatch, capsys, root: bool, apt: bool, rc: int):
+    """Optional: installed when absent (apt-get, as root); otherwise, or when apt-get fails, one line why."""
+    import shutil
+
+    calls = []
+    monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/apt-get" if name == "apt-get" and apt else None)
+    monkeypatch.setattr(dev.os, "geteuid", lambda: 0 if root else 1000)
+    monkeypatch.setattr(dev.subprocess, "run", lambda cmd, **kw: calls.append(cmd) or
+                        subprocess.CompletedProcess(cmd, rc, "E: Unable to locate package chromium\n"))
+    dev.browser()
+    out = capsys.readouterr().out
+    assert len(out.strip().splitlines()) == 1, out
+    if not (root and apt):
+        assert "will be skipped" in out and not calls
+    elif rc:
+        assert "skipped:" in out and "Unable to locate package chromium" in out
+        assert calls[1][:2] == ["apt-get", "update"]  # missing package lists are fetched once
+    else:
+        assert out.startswith("[dev] installing chromium") and out.rstrip().endswith(" s") and len(calls) == 1

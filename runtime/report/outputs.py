@@ -36,6 +36,7 @@ from lrc.runtime.pricing import call_cost, decimal_str, price_for
 from lrc.runtime.report import aggregate as agg
 from lrc.runtime.report import calibration_text, paired as paired_report
 from lrc.runtime.report import categories as failure_report
+from lrc.runtime.report import html as html_page
 from lrc.runtime.report import reliability
 from lrc.runtime.report.ratecard import PARTIAL_NOTE, rate_card_markdown, reliability_section
 from lrc.runtime.report.stats import CLUSTERED_METHOD
@@ -586,10 +587,12 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
         },
         **({"forecast_vs_actual": compared} if compared is not None else {}),
     })
+    _put(out / html_page.PAGE, html_page.build_page(lock, out).encode("utf-8"))  # read back from the files just written
     where = (f"\nOutputs in {out}:\n"
              f"  rate card       {out / 'rate-card.md'}\n"
              f"  cells           {out / 'cells.csv'} (and cells.parquet)\n"
              f"  summary         {out / 'summary.json'}\n"
+             f"  page            {out / 'report.html'} (self-contained HTML: rate card, charts, cells)\n"
              + (f"  reliability     {out / 'reliability-report.md'}\n" if tasks_block is not None else "")
              + (f"  forecast        {out / 'forecast-vs-actual.md'}\n" if compared is not None else "") +
              f"  traces          {out / 'runs'}/<workload>/<model>/<system>/<item>.r<N>/{{manifest,trace,evaluation}}.json\n"
