@@ -1,9 +1,11 @@
-"""One task run: a private copy of the inputs, the permitted tools, the agentic loop under the
+"""One task run: a private copy of the inputs, the permitted tools, the system's loop under the
 task's budget, and what the run leaves for grading and the trace.
 
-Why it wraps the edition's agentic system instead of having a loop of its own: a task is
-measured under the same loop as the agentic workloads (`lrc.system.agentic`, pinned by the
-edition). What a task adds is enforced around it:
+Why it wraps the edition's system instead of having a loop of its own: a task is measured
+under the loop of the system it runs on (`lrc.system.direct`, `lrc.system.orchestrated`, or
+in an edition without those the agentic loop of the workloads). What a task adds is
+enforced around it, the same for every system — so a paired comparison of direct and
+orchestrated differs only in the harness:
 
 - the toolbox (`ArtifactToolbox`) over a copy of the inputs in the run's own scratch folder
   (OUT/work/<task>/<model>/<system>/<id>.r<N>/, rewritten from the item at every attempt, so a
@@ -19,6 +21,11 @@ edition). What a task adds is enforced around it:
   (`budget_exceeded`, or `step_cap` for steps); a model failure is never retried. Wall time is
   this execute's plus the journaled latency of calls an earlier execute made, and it is never
   written to a trace (it would make outputs differ between two executes);
+- for a staged system (orchestrated), the `Workflow`: the stage prompts (the system spec's
+  locked templates, rendered with the task's prompt context), the tools of each stage, and
+  the `validate` hook — the task's own checks over the files as saved, reported as each
+  failing check's id, message and location and nothing else (never observed/expected values:
+  they can hold the answer key);
 - the record: the files as saved (base64: `lrc report` grades from the journal alone), every
   mutation the toolbox recorded, and the budget as used.
 
@@ -121,6 +128,59 @@ class TaskRun:
     work: Path  # the run's private folder
 
 
+READ_ONLY = ("list_files", "list_sheets", "read_range", "list_slides", "read_slide")
+
+
+class Workflow:
+    """What the orchestrated loop needs of a task: stage prompts, stage tools, validation."""
+
+    def __init__(self, item: Any, system: dict[str, Any], toolbox: "PermittedToolbox", inner: ArtifactToolbox):
+        from lrc.runtime.lock.templating import make_environment
+
+        self.item, self.system, self.toolbox, self.inner = item, system, toolbox, inner
+        env = make_environment()
+        self.templates = {stage: env.from_string(entry["prompt"]) for stage, entry in sorted(system["workflow"].items())}
+        own = [{"type": "function", "function": {"name": name, "description": t["description"], "parameters": t["parameters"]}}
+               for name, t in sorted(system["stage_tools"].items())]
+        permitted = [s for s in tool_schemas(item.context["permitted_tools"]) if s["function"]["name"] != TERMINAL]
+        submit = [s for s in tool_schemas([]) if s["function"]["name"] == TERMINAL]
+        plan_tool = [t for t in own if t["function"]["name"] == "record_plan"]
+        self.stage_tools = {
+            "plan": [s for s in permitted if s["function"]["name"] in READ_ONLY] + plan_tool,
+            "act": permitted + own,
+            "repair": permitted + own,
+            "report": submit,
+        }
+
+    def prompt(self, stage: str, view: dict[str, Any]) -> str:
+        from lrc.runtime.lock.templating import render
+
+        entry = self.system["workflow"][stage]
+        return render(entry["prompt"], {"task": self.item.context, "workflow": view}, template=self.templates[stage])
+
+    def tools(self, stage: str) -> list[dict[str, Any]]:
+        return [dict(t) for t in self.stage_tools[stage]]
+
+    def validate(self) -> dict[str, Any]:
+        """The task's checks over the files as saved (changed files are saved first)."""
+        from lrc.runtime.artifacts.validators import run_all
+        from lrc.runtime.artifacts.views import Submission
+
+        self.toolbox.meter.check_wall()
+        for name in sorted(self.inner.outputs()):
+            self.inner.call("save", {"file": name})
+        results = run_all(self.item.checks, Submission(inputs=dict(self.item.files), outputs=self.inner.outputs()))
+        return failing_report(results)
+
+
+def failing_report(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """What `validate` shows: each check that did not pass, by its id, status, message and
+    location — the validator's own words; `observed` and `expected` are never shown."""
+    failing = [{"check": r["id"], "status": r["status"], "message": r.get("message"), "location": r.get("location")}
+               for r in results if r["status"] != "pass"]
+    return {"passed": not failing and bool(results), "checks": len(results), "failing": failing}
+
+
 def _encoded(files: dict[str, bytes]) -> dict[str, str]:
     return {name: base64.b64encode(data).decode("ascii") for name, data in sorted(files.items())}
 
@@ -147,8 +207,14 @@ async def run(task: TaskRun) -> dict[str, Any]:
         return turn
 
     max_steps = min(int(budget["max_steps"]), int(task.system.get("max_steps", budget["max_steps"])))
-    ctx = RunContext(messages=[dict(m) for m in _prompt(item)], tools=tool_schemas(item.context["permitted_tools"]),
-                     terminal_tools=[TERMINAL], max_steps=max_steps, call=metered, toolbox=toolbox)
+    common = dict(messages=[dict(m) for m in _prompt(item)], tools=tool_schemas(item.context["permitted_tools"]),
+                  terminal_tools=[TERMINAL], max_steps=max_steps, call=metered, toolbox=toolbox)
+    if task.system.get("mode") == "orchestrated":
+        from lrc.runtime.systems.orchestrated import StagedContext
+
+        ctx: RunContext = StagedContext(**common, system=task.system, workflow=Workflow(item, task.system, toolbox, inner))
+    else:
+        ctx = RunContext(**common)
     exceeded: Exceeded | None = None
     try:
         outcome = await asyncio.wait_for(task.loop.run(ctx), timeout=float(budget["max_wall_seconds"]))
@@ -161,6 +227,8 @@ async def run(task: TaskRun) -> dict[str, Any]:
     if exceeded is None:
         record = {"outcome": outcome.outcome, "steps": outcome.steps, "answer_text": outcome.answer_text, "answer": outcome.answer,
                   "submitted": outcome.submitted, "transcript": outcome.transcript, "events": outcome.events}
+        if getattr(outcome, "workflow", None) is not None:
+            record["workflow"] = outcome.workflow
         if outcome.outcome == "step_cap":
             exceeded_info = {"limit": "max_steps", "observed": outcome.steps + 1, "allowed": max_steps}
         else:
