@@ -38,7 +38,7 @@ from lrc.runtime.report.ratecard import PARTIAL_NOTE, rate_card_markdown
 from lrc.runtime.tasks import report as task_report
 
 COMPONENT_ID = "lrc.analysis"
-COMPONENT_VERSION = 9
+COMPONENT_VERSION = 10
 
 TRACE_FORMAT = 1
 

@@ -43,11 +43,14 @@ class TaskPolicies:
 
     def _plan(self, model: str) -> list[list[tuple[str, dict[str, Any]]]]:
         if model not in self._turns:
+            from lrc.runtime.tasks.runner import ARTIFACT_LOCK  # the differ may recalculate (a fork): one artifact operation at a time
+
             allowed = set(self.item.context["permitted_tools"]) | {"submit"}
             if model != "null" and self.item.oracle is None:  # a checked-in task without an expected artifact
                 calls: list = [("submit", {"note": "no expected artifact to work towards"})]
             else:
-                calls = [c for c in policies.calls(model, self.item) if c[0] in allowed]
+                with ARTIFACT_LOCK:
+                    calls = [c for c in policies.calls(model, self.item) if c[0] in allowed]
             self._turns[model] = policies.turns(calls)
         return self._turns[model]
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import shutil
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +56,16 @@ class Exceeded(Exception):
     def __init__(self, limit: str, observed: Any, allowed: Any):
         super().__init__(f"{limit}: {observed} > {allowed}")
         self.limit, self.observed, self.allowed = limit, observed, allowed
+
+
+ARTIFACT_LOCK = threading.Lock()
+"""Held by every toolbox call and validation of a task run in this process. Why: the validators
+(and `read_range` with computed values) recalculate in a forked child (`recalc_worker`), and a
+fork copies the locks other threads hold at that instant: a thread half-way through importing
+the recalculation engine leaves the child waiting on that import forever (until the worker's
+wall-clock limit turns the check into an error — a result that would depend on timing). With
+one artifact operation at a time no other thread is inside artifact code when one forks; the
+work is CPU-bound under the GIL anyway, so concurrent runs lose little."""
 
 
 def known_tools() -> list[str]:
@@ -112,7 +123,8 @@ class PermittedToolbox:
             return ToolOutcome(f"error: tool {str(name)[:60]!r} is not permitted in this task; permitted: "
                                f"{', '.join(self.permitted)}", is_error=True)
         self.meter.check_wall()
-        return self.inner.call(name, arguments)
+        with ARTIFACT_LOCK:
+            return self.inner.call(name, arguments)
 
 
 @dataclass
@@ -167,9 +179,10 @@ class Workflow:
         from lrc.runtime.artifacts.views import Submission
 
         self.toolbox.meter.check_wall()
-        for name in sorted(self.inner.outputs()):
-            self.inner.call("save", {"file": name})
-        results = run_all(self.item.checks, Submission(inputs=dict(self.item.files), outputs=self.inner.outputs()))
+        with ARTIFACT_LOCK:
+            for name in sorted(self.inner.outputs()):
+                self.inner.call("save", {"file": name})
+            results = run_all(self.item.checks, Submission(inputs=dict(self.item.files), outputs=self.inner.outputs()))
         return failing_report(results)
 
 
@@ -181,6 +194,11 @@ def failing_report(results: list[dict[str, Any]]) -> dict[str, Any]:
     return {"passed": not failing and bool(results), "checks": len(results), "failing": failing}
 
 
+def _locked(fn: Callable[..., Any], *args: Any) -> Any:
+    with ARTIFACT_LOCK:
+        return fn(*args)
+
+
 def _encoded(files: dict[str, bytes]) -> dict[str, str]:
     return {name: base64.b64encode(data).decode("ascii") for name, data in sorted(files.items())}
 
@@ -190,7 +208,7 @@ async def run(task: TaskRun) -> dict[str, Any]:
     item = task.item
     budget = item.context["budget"]
     meter = Meter(budget)
-    inner = await asyncio.to_thread(ArtifactToolbox, task.work, item.files)
+    inner = await asyncio.to_thread(_locked, ArtifactToolbox, task.work, item.files)
     toolbox = PermittedToolbox(inner, item.context["permitted_tools"], meter)
     seen: dict[str, Any] = {"messages": None, "turn": None}
 
@@ -222,7 +240,7 @@ async def run(task: TaskRun) -> dict[str, Any]:
         exceeded = exc
     except (asyncio.TimeoutError, TimeoutError):
         exceeded = Exceeded("max_wall_seconds", f"over {budget['max_wall_seconds']} s", f"{budget['max_wall_seconds']} s")
-    outputs = await asyncio.to_thread(inner.outputs)
+    outputs = await asyncio.to_thread(_locked, inner.outputs)
     record: dict[str, Any]
     if exceeded is None:
         record = {"outcome": outcome.outcome, "steps": outcome.steps, "answer_text": outcome.answer_text, "answer": outcome.answer,
