@@ -320,10 +320,10 @@ class Resolver:
         if data["mode"] == "orchestrated":
             for key in ("workflow", "stage_tools", "retries"):
                 if key not in data:
-                    self.diags.error("LRC3007", f"an orchestrated system needs `{key}`", **spec.at("mode"),
+                    self.diags.error("LRC2002", f"an orchestrated system needs `{key}`", **spec.at("mode"),
                                      hint="see specs/systems/orchestrated.yaml: stage prompts, the harness's tools, the retry bound")
         elif "workflow" in data or "stage_tools" in data:
-            self.diags.error("LRC3007", f"`workflow` and `stage_tools` belong to an orchestrated system, not mode {data['mode']}",
+            self.diags.error("LRC2003", f"`workflow` and `stage_tools` belong to an orchestrated system, not mode {data['mode']}",
                              **spec.at("workflow" if "workflow" in data else "stage_tools"))
         from jinja2 import TemplateError, meta
 

@@ -266,3 +266,19 @@ def test_an_orchestrated_task_run_through_the_stub_server(stub, tmp_path, plan, 
     offered = [sorted(t["function"]["name"] for t in r.body["tools"]) for r in requests]
     assert offered[-1] == ["submit"] and "validate" in offered[1] and "validate" not in offered[0]
     assert len([r for r in journal_records(out) if r["type"] == "call"]) == len(requests) == len(turns)
+
+
+def test_a_stage_template_reading_an_unknown_variable_or_an_incomplete_orchestrated_spec_is_refused(tmp_path):
+    import shutil
+
+    from lrc.compiler.pipeline import compile_project
+
+    for name in ("specs", "schemas"):
+        shutil.copytree(REPO / name, tmp_path / name)
+    (tmp_path / "specs" / "systems" / "orchestrated" / "repair.j2").write_text("Fix {{ item.answer }} now.\n", encoding="utf-8")
+    direct_yaml = tmp_path / "specs" / "systems" / "direct.yaml"
+    direct_yaml.write_text(direct_yaml.read_text(encoding="utf-8") + "workflow:\n  plan: {prompt: x.j2}\n  act: {prompt: x.j2}\n"
+                           "  repair: {prompt: x.j2}\n  report: {prompt: x.j2}\n", encoding="utf-8")
+    found = {(d.code, d.path) for d in compile_project(tmp_path).diagnostics.sorted()}
+    assert ("LRC4002", "specs/systems/orchestrated/repair.j2") in found
+    assert ("LRC2003", "specs/systems/direct.yaml") in found
