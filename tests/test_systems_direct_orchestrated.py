@@ -282,3 +282,21 @@ def test_a_stage_template_reading_an_unknown_variable_or_an_incomplete_orchestra
     found = {(d.code, d.path) for d in compile_project(tmp_path).diagnostics.sorted()}
     assert ("LRC4002", "specs/systems/orchestrated/repair.j2") in found
     assert ("LRC2003", "specs/systems/direct.yaml") in found
+
+
+def test_a_workload_cannot_run_on_a_task_only_system(tmp_path):
+    """The five workloads keep single-shot and agentic: their schema names no other system, so a
+    workload that pins direct (or orchestrated) is refused where it says so."""
+    import shutil
+
+    from lrc.compiler.pipeline import compile_project
+
+    for name in ("specs", "schemas"):
+        shutil.copytree(REPO / name, tmp_path / name)
+    path = tmp_path / "specs" / "workloads" / "triage.ap-inbox" / "workload.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace(
+        "systems:\n", "systems:\n  direct:\n    system: direct.v2\n    prompts:\n      system: prompts/system.j2\n"
+                      "      user: prompts/agentic.user.j2\n", 1), encoding="utf-8")
+    errors = [d for d in compile_project(tmp_path).diagnostics.sorted() if d.severity == "error"]
+    assert [(d.code, d.path, d.pointer) for d in errors] == [("LRC2004", "specs/workloads/triage.ap-inbox/workload.yaml", "/systems")]
+    assert '"direct" is not allowed here' in errors[0].summary

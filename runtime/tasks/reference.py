@@ -15,9 +15,9 @@ Under the orchestrated system (its stage tools are offered: `validate`, `record_
 same edits go through the stages: a plan naming them, the edits, `validate`, then `submit`
 when the report stage offers it alone. `lrc/baseline` then **repairs from the validator's
 report**, as a careful heuristic would: for each failing check it reads the location the
-validator names (a cell `IS!H12`, a sheet, a slide `slide 3`) and makes the oracle's edits
-that touch that location and that it has not made yet — nothing where no failing check
-points, and nothing when the location names no cell, sheet or slide. It never reads the
+validator names (a cell `IS!H12` or a sheet: that sheet; a slide `slide 3`: that slide) and
+makes the oracle's edits on that sheet or slide that it has not made yet — nothing where no
+failing check points, and nothing when the location names no sheet or slide (a defined name). It never reads the
 validators' expected values (the tool does not show them) nor the answer key beyond its
 part-1 heuristic (which already stands for "knows how to do the edit"): what it fixes, and
 whether the orchestrated run beats the direct one, is decided by what the validator
