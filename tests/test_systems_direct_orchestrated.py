@@ -29,10 +29,11 @@ from lrc.runtime.systems import direct, orchestrated
 from lrc.runtime.systems.base import Turn
 from lrc.runtime.tasks import grade, items, planning, runner
 from lrc.runtime.tasks.reference import TaskPolicies
-from support import REPO
+from support import REPO, pinned
 
 LOCK = REPO / "generated" / "demo" / "plan.lock"
 TASK = "fa.fix-sign.v4"
+DIRECT, ORCHESTRATED = pinned("direct"), pinned("orchestrated")
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +76,7 @@ def _edits(item, model: str) -> list[tuple[str, dict[str, Any]]]:
 
 
 def test_the_stages_come_in_order_and_a_model_that_never_repairs_stops_after_retries_max(plan, item, tmp_path):
-    retries_max = plan["systems"]["orchestrated.v3"]["spec"]["retries"]["max"]
+    retries_max = plan["systems"][ORCHESTRATED]["spec"]["retries"]["max"]
     wrong = _edits(item, "baseline")  # the pasted value where a formula belongs: fa.formula-presence fails
     turns = [_turn(("record_plan", {"steps": ["paste the figure"]})), _turn(*wrong), _turn(("validate", {}))]
     turns += [_turn(("validate", {}))] * 10  # never repairs
@@ -171,27 +172,27 @@ def test_the_orchestrated_loop_refuses_to_run_outside_a_task():
 # -- the lock -------------------------------------------------------------------------------------
 
 def test_direct_and_orchestrated_run_the_tasks_and_the_workloads_keep_their_systems(plan):
-    assert planning.task_systems(plan) == {"direct": "direct.v2", "orchestrated": "orchestrated.v3"}
-    for ref in ("direct.v2", "orchestrated.v3"):
+    assert planning.task_systems(plan) == {"direct": DIRECT, "orchestrated": ORCHESTRATED}
+    for ref in (DIRECT, ORCHESTRATED):
         impl = plan["systems"][ref]["spec"]["implementation"]
         assert impl in plan["code"]  # runnable: no LRC6009
     assert all(set(w["spec"]["systems"]) <= {"single-shot", "agentic"} for w in plan["workloads"].values())
-    spec = plan["systems"]["orchestrated.v3"]["spec"]
+    spec = plan["systems"][ORCHESTRATED]["spec"]
     assert set(spec["workflow"]) == {"plan", "act", "repair", "report"}
     assert all(not e["prompt"].endswith(".j2") and "\n" in e["prompt"] for e in spec["workflow"].values())  # the text, inlined
 
 
 def test_the_release_manifest_names_models_digests_retries_and_validators(plan):
     manifest = plan["release_manifest"]
-    assert sorted(manifest["systems"]) == ["direct.v2", "orchestrated.v3"] and manifest["tasks"] == sorted(plan["tasks"])
-    d, o = manifest["systems"]["direct.v2"], manifest["systems"]["orchestrated.v3"]
+    assert sorted(manifest["systems"]) == [DIRECT, ORCHESTRATED] and manifest["tasks"] == sorted(plan["tasks"])
+    d, o = manifest["systems"][DIRECT], manifest["systems"][ORCHESTRATED]
     assert d["models"] == o["models"] and set(d["models"]) == set(plan["models"])  # the same endpoints and sampling
     assert all(m["sampling"] == plan["models"][mid]["sampling"] and m["api_version"] for mid, m in d["models"].items())
     assert d["validators"] == o["validators"] == {ref: {"validators": e["validators"]["ref"], "fingerprint": e["validators"]["fingerprint"]}
                                                   for ref, e in plan["tasks"].items()}
     assert d["retry_policy"] == {"retry_model_failures": False, "repairs_max": 0, "on": []}
     assert o["retry_policy"] == {"retry_model_failures": False, "repairs_max": 2, "on": ["in-loop-check-failed"]}
-    spec = plan["systems"]["orchestrated.v3"]["spec"]
+    spec = plan["systems"][ORCHESTRATED]["spec"]
     for stage, entry in spec["workflow"].items():
         assert o["prompts"][f"stage:{stage}"] == digest_text("prompt-template", entry["prompt"])
     assert set(o["tool_schemas"]) == {"toolbox", "record_plan", "validate"} and o["tool_schemas"]["validate"].startswith("sha256:")
@@ -295,7 +296,7 @@ def test_a_workload_cannot_run_on_a_task_only_system(tmp_path):
         shutil.copytree(REPO / name, tmp_path / name)
     path = tmp_path / "specs" / "workloads" / "triage.ap-inbox" / "workload.yaml"
     path.write_text(path.read_text(encoding="utf-8").replace(
-        "systems:\n", "systems:\n  direct:\n    system: direct.v2\n    prompts:\n      system: prompts/system.j2\n"
+        "systems:\n", f"systems:\n  direct:\n    system: {DIRECT}\n    prompts:\n      system: prompts/system.j2\n"
                       "      user: prompts/agentic.user.j2\n", 1), encoding="utf-8")
     errors = [d for d in compile_project(tmp_path).diagnostics.sorted() if d.severity == "error"]
     assert [(d.code, d.path, d.pointer) for d in errors] == [("LRC2004", "specs/workloads/triage.ap-inbox/workload.yaml", "/systems")]

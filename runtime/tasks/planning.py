@@ -5,7 +5,7 @@ not name a system in their spec; the edition decides:
 
 - a task runs on **every system of the edition whose mode is `direct` or `orchestrated`**
   (seed 000's two configurations, the task systems: the demo runs each task under
-  `direct.v2` and `orchestrated.v3`, a paired comparison on the same model and items);
+  `direct.v2` and `orchestrated.v4`, a paired comparison on the same model and items);
 - an edition that lists no task system runs its tasks on its systems of mode `agentic`
   (issue 13's part 1: the loop of the agentic workloads);
 - the task systems run tasks only: a workload cannot pin them (the workload schema names
