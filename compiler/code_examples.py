@@ -485,13 +485,23 @@ lrc reports:
     "LRC6009": """\
 # specs/editions/demo.yaml
 systems:
-  - single-shot.v1
-  - orchestrated.v1      # specified as data; no runtime implementation yet
+  - single-shot.v2
+  - planner.v1           # specs/systems/planner.yaml has no `implementation:` (data only)
 
 lrc reports:
-  specs/editions/demo.yaml:16:5: error[LRC6009]: orchestrated.v1 has no implementation: the runtime cannot run it yet
+  specs/editions/demo.yaml:16:5: error[LRC6009]: planner.v1 has no implementation: the runtime cannot run it yet
     at /systems/1
     hint: remove it from the edition; it is specified as data for a later runtime""",
+    "LRC6010": """\
+# specs/editions/demo.yaml, with no `tasks:` block
+systems:
+  - agentic.v2
+  - direct.v2            # runs reliability tasks only
+
+lrc reports:
+  specs/editions/demo.yaml:16:5: error[LRC6010]: direct.v2 runs reliability tasks only, and this edition lists none
+    at /systems/1
+    hint: its workloads run on single-shot and agentic; add tasks (tasks.dev / tasks.test) or remove it""",
     "LRC6101": """\
 # three workloads of three different primitives, each with grading.kind: judged
 grading:

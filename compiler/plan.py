@@ -26,7 +26,7 @@ from lrc.compiler.resolve import (
 )
 from lrc.compiler.tasks import input_name, read_checked_in
 from lrc.runtime.lock import tasks as lock_tasks
-from lrc.runtime.lock.canonical import digest_bytes
+from lrc.runtime.lock.canonical import digest, digest_bytes, digest_text
 from lrc.runtime.lock.codeprint import CodePrint, Component
 from lrc.runtime.lock.templating import SETTINGS
 
@@ -76,6 +76,59 @@ def _task(task: Spec, prints: dict[str, CodePrint]) -> dict[str, Any]:
         inputs.append(entry)
     validators = {"ref": spec["validators"], "fingerprint": prints[spec["validators"]].fingerprint}
     return lock_tasks.task_entry(task.ref, spec_digest(task), task.doc.path, spec, inputs, validators)
+
+
+TASK_SYSTEM_MODES = ("direct", "orchestrated")
+
+
+def release_manifest(plan: dict[str, Any]) -> dict[str, Any]:
+    """Seed 000's release manifest, per system that runs the edition's tasks: the models (id,
+    API version, sampling), the prompts and tool schemas by digest, the retry policy, and the
+    validators' fingerprints (the seed's "validator commit"). Everything in it is also in the
+    plan; the manifest is the one place a reader checks that the direct and orchestrated runs
+    were frozen alike (same models, same sampling, same validators) and how they differ.
+
+    The task prompt and the artifact toolbox's tool schemas are code (runtime/tasks/prompt.py,
+    runtime/artifacts/toolschemas.py), frozen by the fingerprint of the component that runs
+    them; each run's manifest.json records the digest of the exact messages and schemas it was
+    sent. The orchestrated stages' templates and the harness's own tools are spec data, by digest here."""
+    edition = plan["edition"]["spec"]
+    tasks = plan.get("tasks") or {}
+    modes = {ref: plan["systems"][ref]["spec"]["mode"] for ref in edition["systems"]}
+    task_modes = TASK_SYSTEM_MODES if any(m in TASK_SYSTEM_MODES for m in modes.values()) else ("agentic",)
+    analysis = edition["analysis"]
+    validators = {ref: {"validators": e["validators"]["ref"], "fingerprint": e["validators"]["fingerprint"]} for ref, e in sorted(tasks.items())}
+    models = {mid: {"id": mid, "api_version": m.get("api_version", "not declared: each run records the model the provider answered as"),
+                    "provider": m["provider"], "sampling": m.get("sampling", {}), "role": m["role"]}
+              for mid, m in sorted(plan["models"].items())}
+    out = {}
+    for ref, mode in sorted(modes.items()):
+        if not tasks or mode not in task_modes:
+            continue
+        spec = plan["systems"][ref]["spec"]
+        impl = spec["implementation"]
+        entry = {
+            "system": {"ref": ref, "digest": plan["systems"][ref]["digest"], "mode": mode},
+            "implementation": {"ref": impl, "fingerprint": plan["code"][impl]["fingerprint"]},
+            "models": models,
+            "prompts": {"task": {"code": analysis, "fingerprint": plan["code"][analysis]["fingerprint"],
+                                 "source": "runtime/tasks/prompt.py"},
+                        **{f"stage:{stage}": digest_text("prompt-template", e["prompt"])
+                           for stage, e in sorted((spec.get("workflow") or {}).items())}},
+            "tool_schemas": {"toolbox": {"code": analysis, "fingerprint": plan["code"][analysis]["fingerprint"],
+                                         "source": "runtime/artifacts/toolschemas.py",
+                                         "offered": "each task's permitted_tools and submit"},
+                             **{name: digest("tool-schema", {"name": name, **t})
+                                for name, t in sorted((spec.get("stage_tools") or {}).items())}},
+            "retry_policy": {"retry_model_failures": spec.get("retry_model_failures", False),
+                             **({"repairs_max": spec["retries"]["max"], "on": spec["retries"]["on"]} if "retries" in spec
+                                else {"repairs_max": 0, "on": []})},
+            "step_cap": spec.get("max_steps", 1),
+            "request_timeout_seconds": spec.get("request_timeout_seconds", 300),
+            "validators": validators,
+        }
+        out[ref] = entry
+    return {"systems": out, "tasks": sorted(tasks)} if out else {}
 
 
 def seed_section(edition: Spec) -> dict[str, Any]:
@@ -148,7 +201,7 @@ def build_plan(edition: Spec, graph: Graph, prompts: dict[str, dict], prints: di
     taxonomy = failure_rules.taxonomy_for(graph, edition)
     if taxonomy is not None:  # its rules categorize every failed run (lrc.runtime.failures)
         extra["taxonomy"] = _resolved(taxonomy)
-    return {
+    plan = {
         **extra,
         "edition": {"ref": edition.ref, "digest": spec_digest(edition), "source": edition.doc.path, "spec": data},
         "standard": {"ref": standard.ref, "digest": spec_digest(standard), "source": standard.doc.path, "spec": standard.normalized},
@@ -159,3 +212,7 @@ def build_plan(edition: Spec, graph: Graph, prompts: dict[str, dict], prints: di
         "seed": seed_section(edition),
         "templating": SETTINGS,
     }
+    manifest = release_manifest(plan)
+    if manifest:
+        plan["release_manifest"] = manifest
+    return plan

@@ -37,6 +37,9 @@ imports: grading, aggregation, statistics, pricing, the rate card, calibration).
 PROMPT_ROLES = ("system", "user", "user_file")
 SPEC_KINDS = ("standard", "taxonomy", "rubric", "system", "workload", "task", "edition")
 FILE_MODES = ("file", "text-or-file")
+TASK_SYSTEM_MODES = ("direct", "orchestrated")
+"""Seed 000's two configurations: they run an edition's reliability tasks, nothing else."""
+SYSTEM_TEMPLATE_VARIABLES = ("task", "workflow")
 
 
 class Spec:
@@ -292,6 +295,8 @@ class Resolver:
             self._workload_local(spec)
         elif spec.kind == "task":
             tasks.local(self, spec)  # compiler/tasks.py: artifacts hashed as bytes, checks, inclusion rules 3 and 5
+        elif spec.kind == "system":
+            self._system_local(spec)
         else:
             spec.normalized = spec.data
 
@@ -306,6 +311,48 @@ class Resolver:
             tasks.refs(self, graph, spec)
         elif spec.kind == "edition":
             self._edition(graph, spec)
+
+    def _system_local(self, spec: Spec) -> None:
+        """An orchestrated system's stage templates (inlined by content, checked in the sandbox:
+        they see `task` and `workflow` only) and its stage tools' parameter schemas."""
+        data = spec.data
+        norm = json.loads(json.dumps(data))
+        if data["mode"] == "orchestrated":
+            for key in ("workflow", "stage_tools", "retries"):
+                if key not in data:
+                    self.diags.error("LRC2002", f"an orchestrated system needs `{key}`", **spec.at("mode"),
+                                     hint="see specs/systems/orchestrated.yaml: stage prompts, the harness's tools, the retry bound")
+        elif "workflow" in data or "stage_tools" in data:
+            self.diags.error("LRC2003", f"`workflow` and `stage_tools` belong to an orchestrated system, not mode {data['mode']}",
+                             **spec.at("workflow" if "workflow" in data else "stage_tools"))
+        from jinja2 import TemplateError, meta
+
+        from lrc.runtime.lock.templating import make_environment
+
+        env = make_environment()
+        for stage in sorted(data.get("workflow") or {}):
+            got = self._file(spec, ("workflow", stage, "prompt"))
+            if not got:
+                continue
+            relpath, text = got
+            try:
+                unknown = sorted(meta.find_undeclared_variables(env.parse(text)) - set(SYSTEM_TEMPLATE_VARIABLES))
+            except TemplateError as exc:
+                self.diags.error("LRC4001", f"template syntax error: {getattr(exc, 'message', exc)}", path=relpath,
+                                 line=getattr(exc, "lineno", None), column=1, notes=(f"used by {spec.ref} at /workflow/{stage}/prompt",))
+                continue
+            if unknown:
+                self.diags.error("LRC4002", f"template uses undefined variable(s): {', '.join(unknown)}", path=relpath, pointer=None,
+                                 hint="a stage template sees only `task` (the task's prompt context) and `workflow` (the stage state)",
+                                 notes=(f"used by {spec.ref} at /workflow/{stage}/prompt",))
+                continue
+            norm["workflow"][stage]["prompt"] = text
+        for name, tool in sorted((data.get("stage_tools") or {}).items()):
+            if tool["parameters"].get("type") != "object":
+                self.diags.error("LRC6006", "tool parameters must be a JSON Schema of type object",
+                                 **spec.at("stage_tools", name, "parameters"))
+            self._check_schema(spec, ("stage_tools", name, "parameters"), tool["parameters"])
+        spec.normalized = norm
 
     def _rubric(self, spec: Spec) -> None:  # local: scale and answer format only
         data = spec.data
@@ -486,10 +533,15 @@ class Resolver:
         for split in ("test", "dev"):
             for i, _ in enumerate(data.get("tasks", {}).get(split, [])):
                 self._spec_ref(graph, spec, ("tasks", split, i), "task")
+        has_tasks = any(data.get("tasks", {}).get(split) for split in ("test", "dev"))
         for i, system in enumerate(systems):
             if system is not None and "implementation" not in system.data:
                 self.diags.error("LRC6009", f"{system.ref} has no implementation: the runtime cannot run it yet", **spec.at("systems", i),
                                  hint="remove it from the edition; it is specified as data for a later runtime")
+            elif system is not None and system.data["mode"] in TASK_SYSTEM_MODES and not has_tasks:
+                self.diags.error("LRC6010", f"{system.ref} runs reliability tasks only, and this edition lists none",
+                                 **spec.at("systems", i),
+                                 hint="its workloads run on single-shot and agentic; add tasks (tasks.dev / tasks.test) or remove it")
         for role in ("model", "second_model"):
             judge = data.get("judge", {}).get(role)
             if judge is not None and judge.startswith("lrc/") and judge != REFERENCE_JUDGE:
@@ -530,7 +582,10 @@ class Resolver:
             supported.update(workload.data["systems"].keys())
             ours = {s.id for s in systems if s is not None}
             if not ours & set(workload.data["systems"]):
-                self.diags.error("LRC6007", f"{workload.ref} supports none of the edition's systems", **spec.at("workloads", i))
+                task_only = sorted(s.ref for s in systems if s is not None and s.data["mode"] in TASK_SYSTEM_MODES)
+                self.diags.error("LRC6007", f"{workload.ref} supports none of the edition's systems", **spec.at("workloads", i),
+                                 hint=(f"it runs on {', '.join(sorted(workload.data['systems']))}; {', '.join(task_only)} run(s) "
+                                       f"reliability tasks only") if task_only else None)
             for key, use in workload.data["systems"].items():
                 pinned = use["system"]
                 mine = next((s for s in systems if s is not None and s.id == key), None)
@@ -539,5 +594,5 @@ class Resolver:
         for i, system in enumerate(systems):
             if None in workloads:  # an unresolved workload is already an error; its systems are unknown
                 break
-            if system is not None and system.id not in supported:
+            if system is not None and system.id not in supported and system.data["mode"] not in TASK_SYSTEM_MODES:
                 self.diags.warning("LRC6004", f"no workload of this edition runs {system.ref}", **spec.at("systems", i))

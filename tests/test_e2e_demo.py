@@ -97,10 +97,11 @@ def test_demo_scores_bound_the_workload_and_print_the_rate_card(first, lock_data
     assert str(out / "rate-card.md") in res.stdout
     calibration = json.loads((out / "summary.json").read_text(encoding="utf-8"))["calibration"]
     assert calibration["ok"] is True and calibration["failures"] == [] and calibration["unjudged"] == []
-    agentic = [r for r in spec["systems"] if lock_data["plan"]["systems"][r]["spec"]["mode"] == "agentic"]
+    task_systems = [r for r in spec["systems"] if lock_data["plan"]["systems"][r]["spec"]["mode"] in ("direct", "orchestrated")]
+    assert len(task_systems) == 2
     assert calibration["cells_checked"] == 2 * sum(
         len(wl["spec"]["systems"]) for wl in lock_data["plan"]["workloads"].values()) \
-        + 2 * len(lock_data["plan"]["tasks"]) * len(agentic)  # the task cells (seed 000) are checked too
+        + 2 * len(lock_data["plan"]["tasks"]) * len(task_systems)  # the task cells (seed 000), under direct and orchestrated
     assert "calibration" not in res.stderr
 
 

@@ -1,6 +1,7 @@
 """The task runner in-process (`lrc.runtime.tasks`): hostile tool arguments are tool errors,
 the budget ends a run as a fail with its reason, every mutation reaches the record, and the
-grade follows the validators. The loop is the edition's agentic system itself; the model is a
+grade follows the validators. The loop is the edition's direct system itself (the agentic loop
+under the task's prompt, tools and budget); the model is a
 scripted `call`, so these run in a second and never touch litellm."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import pytest
 
 from lrc.runtime.failures import categorize
 from lrc.runtime.lock import format as lockformat
-from lrc.runtime.systems import agentic
+from lrc.runtime.systems import direct
 from lrc.runtime.systems.base import Turn
 from lrc.runtime.tasks import grade, items, planning, runner
 from support import REPO
@@ -51,7 +52,7 @@ def _run(plan, item, work: Path, turns: list[Turn], budget: dict[str, Any] | Non
         return turns[step - 1] if step <= len(turns) else Turn({"role": "assistant", "content": "done"}, "stop")
 
     record = asyncio.run(runner.run(runner.TaskRun(
-        item=item, system=planning.system_spec(plan, "agentic"), loop=agentic, call=call,
+        item=item, system=planning.system_spec(plan, "direct"), loop=direct, call=call,
         usage_of=lambda step: {"input": usage, "output": 0}, earlier_latency=lambda step: None, work=work)))
     record["_tools_sent"] = sent
     return record
@@ -139,9 +140,9 @@ def test_the_step_cap_is_the_smaller_of_the_task_and_the_system(plan, item, tmp_
     assert categorize(grade.grade(item, record), record, plan)["failure"]["primary"] == "budget-exceeded"
 
 
-def test_a_task_without_an_agentic_system_or_with_an_unknown_tool_is_refused(plan):
+def test_a_task_without_a_tool_using_system_or_with_an_unknown_tool_is_refused(plan):
     no_agentic = {**plan, "edition": {**plan["edition"], "spec": {**plan["edition"]["spec"], "systems": ["single-shot.v2"]}}}
-    assert any("no agentic system" in p for p in planning.problems(no_agentic))
+    assert any("no system to run them on" in p for p in planning.problems(no_agentic))
     entry = plan["tasks"][TASK]
     odd = {**plan, "tasks": {**plan["tasks"], TASK: {**entry, "spec": {**entry["spec"], "permitted_tools": ["recalculate"]}}}}
     assert any("recalculate" in p for p in planning.problems(odd))

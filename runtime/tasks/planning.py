@@ -1,11 +1,19 @@
 """Which runs a plan's tasks get, and under which system.
 
 A task's model edits files through tools, so it runs only on a tool-using system. Tasks do
-not name a system in their spec: a task runs on **every system of the edition whose mode is
-`agentic`** (the demo: `agentic.v2`), so a task is measured under the same loop, step cap and
-request timeout as the edition's agentic workloads, and a second agentic system in a later
-edition gives each task a second cell. An edition with tasks and no agentic system cannot
-run them: `lrc execute` refuses it before anything is written (`problems`).
+not name a system in their spec; the edition decides:
+
+- a task runs on **every system of the edition whose mode is `direct` or `orchestrated`**
+  (seed 000's two configurations, the task systems: the demo runs each task under
+  `direct.v2` and `orchestrated.v4`, a paired comparison on the same model and items);
+- an edition that lists no task system runs its tasks on its systems of mode `agentic`
+  (issue 13's part 1: the loop of the agentic workloads);
+- the task systems run tasks only: a workload cannot pin them (the workload schema names
+  single-shot and agentic only) and an edition that lists one without any task is refused at
+  compile time (LRC6010).
+
+An edition with tasks and no such system cannot run them: `lrc execute` refuses it before
+anything is written (`problems`).
 
 Runs are task × model × system × repetition, one item per task (index 0, the task id as the
 item id), keyed like every run (`journal.run_key`: `<task ref>|<model>|<system id>|<task id>|r<N>`),
@@ -20,12 +28,19 @@ from typing import Any
 from lrc.runtime.lock import tasks as locktasks
 
 
-def agentic_systems(plan: dict[str, Any]) -> dict[str, str]:
-    """The edition's tool-using systems: system id -> system ref, sorted by id."""
+TASK_MODES = ("direct", "orchestrated")
+
+
+def task_systems(plan: dict[str, Any]) -> dict[str, str]:
+    """The systems the edition's tasks run on: system id -> system ref, sorted by id."""
     edition = plan["edition"]["spec"]
-    found = {plan["systems"][ref]["spec"]["id"]: ref for ref in edition["systems"]
-             if plan["systems"][ref]["spec"].get("mode") == "agentic"}
+    modes = {ref: plan["systems"][ref]["spec"].get("mode") for ref in edition["systems"]}
+    wanted = TASK_MODES if any(m in TASK_MODES for m in modes.values()) else ("agentic",)
+    found = {plan["systems"][ref]["spec"]["id"]: ref for ref, mode in modes.items() if mode in wanted}
     return dict(sorted(found.items()))
+
+
+agentic_systems = task_systems  # the part-1 name
 
 
 def problems(plan: dict[str, Any]) -> list[str]:
@@ -35,9 +50,9 @@ def problems(plan: dict[str, Any]) -> list[str]:
         return []
     out = []
     if not agentic_systems(plan):
-        out.append(f"the edition lists {len(entries)} task(s) ({', '.join(sorted(entries))}) but no agentic system: "
-                   f"a task's model works through tools, so it runs on the edition's systems of mode 'agentic'; "
-                   f"add one (e.g. agentic.v2) to the edition's systems")
+        out.append(f"the edition lists {len(entries)} task(s) ({', '.join(sorted(entries))}) but no system to run them on: "
+                   f"a task's model works through tools, so it runs on the edition's systems of mode 'direct' or "
+                   f"'orchestrated' (or, with neither, 'agentic'); add one (e.g. direct.v2) to the edition's systems")
     from lrc.runtime.tasks.runner import known_tools
 
     known = set(known_tools())
@@ -58,7 +73,7 @@ def plan_runs(plan: dict[str, Any], items: dict[str, Any]) -> list:
     from lrc.runtime.journal import run_key
 
     reps = plan["edition"]["spec"].get("repetitions", 1)
-    systems = agentic_systems(plan)
+    systems = task_systems(plan)
     runs = []
     for ref in sorted(locktasks.tasks(plan)):
         item = items[ref][0]  # one item per task
@@ -70,8 +85,8 @@ def plan_runs(plan: dict[str, Any], items: dict[str, Any]) -> list:
 
 
 def system_spec(plan: dict[str, Any], system_id: str) -> dict[str, Any]:
-    return plan["systems"][agentic_systems(plan)[system_id]]["spec"]
+    return plan["systems"][task_systems(plan)[system_id]]["spec"]
 
 
 def system_ref(plan: dict[str, Any], system_id: str) -> str:
-    return agentic_systems(plan)[system_id]
+    return task_systems(plan)[system_id]

@@ -56,6 +56,13 @@ def tool_schema_digest(item: Any) -> str:
     return digest("tool-schemas", runner.tool_schemas(item.context["permitted_tools"]))
 
 
+def stage_prompt_digests(system: dict[str, Any]) -> dict[str, str]:
+    """The orchestrated stages' template digests (as in the lock's release manifest)."""
+    from lrc.runtime.lock.canonical import digest_text
+
+    return {f"stage:{stage}": digest_text("prompt-template", entry["prompt"]) for stage, entry in sorted((system.get("workflow") or {}).items())}
+
+
 def write_runs(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dict[str, list], journal, out: Path,
                calls_by_run: dict[str, list[dict[str, Any]]], common: dict[str, Any],
                put: Callable[[Path, dict[str, Any]], None], put_bytes: Callable[[Path, bytes], None],
@@ -121,7 +128,7 @@ def _write_run(lock, plan, entry, item, spec, run, calls, cost, evaluation, fold
         "system": {"ref": system_ref, "digest": system["digest"], "config": system["spec"]},
         "model": {"id": spec.model, "role": model["role"], "sampling": model.get("sampling", {}), "provider": model["provider"],
                   "api_version": sorted({c.get("response_model") or spec.model for c in calls})},
-        "prompts": {"task": prompt_digest(item)},
+        "prompts": {"task": prompt_digest(item), **stage_prompt_digests(system["spec"])},
         "tool_schema_digest": tool_schema_digest(item),
         "permitted_tools": item.context["permitted_tools"],
         "budget": item.context["budget"],
@@ -139,6 +146,7 @@ def _write_run(lock, plan, entry, item, spec, run, calls, cost, evaluation, fold
                    "refusal": c["response"]["refusal"], "usage": c["usage"], "attempts": c["attempts"],
                    "infra_failures": c["infra_failures"]} for c in calls],
         "events": run["events"],
+        "workflow": run.get("workflow"),
         "file_mutations": task_state.get("mutations", []),
         "stop": {"outcome": run["outcome"], "steps": run["steps"], "submitted_through_tool": run["submitted"],
                  "budget_used": task_state.get("used"), "budget_exceeded": task_state.get("exceeded")},
@@ -181,7 +189,7 @@ def summary_block(plan: dict[str, Any], cells, records: list[dict[str, Any]]) ->
     manifest = locktasks.split_manifest(plan)
     return {"split_manifest": manifest["tasks"], "test_task_hashes": manifest["test_hashes"],
             "task_hashes": {ref: e["task_hash"] for ref, e in sorted(locktasks.tasks(plan).items())},
-            "systems": planning.agentic_systems(plan), "cells": out_cells}
+            "systems": planning.task_systems(plan), "cells": out_cells}
 
 
 def rate_card_section(block: dict[str, Any]) -> str:

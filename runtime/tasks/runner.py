@@ -1,9 +1,11 @@
-"""One task run: a private copy of the inputs, the permitted tools, the agentic loop under the
+"""One task run: a private copy of the inputs, the permitted tools, the system's loop under the
 task's budget, and what the run leaves for grading and the trace.
 
-Why it wraps the edition's agentic system instead of having a loop of its own: a task is
-measured under the same loop as the agentic workloads (`lrc.system.agentic`, pinned by the
-edition). What a task adds is enforced around it:
+Why it wraps the edition's system instead of having a loop of its own: a task is measured
+under the loop of the system it runs on (`lrc.system.direct`, `lrc.system.orchestrated`, or
+in an edition without those the agentic loop of the workloads). What a task adds is
+enforced around it, the same for every system — so a paired comparison of direct and
+orchestrated differs only in the harness:
 
 - the toolbox (`ArtifactToolbox`) over a copy of the inputs in the run's own scratch folder
   (OUT/work/<task>/<model>/<system>/<id>.r<N>/, rewritten from the item at every attempt, so a
@@ -19,6 +21,11 @@ edition). What a task adds is enforced around it:
   (`budget_exceeded`, or `step_cap` for steps); a model failure is never retried. Wall time is
   this execute's plus the journaled latency of calls an earlier execute made, and it is never
   written to a trace (it would make outputs differ between two executes);
+- for a staged system (orchestrated), the `Workflow`: the stage prompts (the system spec's
+  locked templates, rendered with the task's prompt context), the tools of each stage, and
+  the `validate` hook — the task's own checks over the files as saved, reported as each
+  failing check's id, message and location and nothing else (never observed/expected values:
+  they can hold the answer key);
 - the record: the files as saved (base64: `lrc report` grades from the journal alone), every
   mutation the toolbox recorded, and the budget as used.
 
@@ -31,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import shutil
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +56,16 @@ class Exceeded(Exception):
     def __init__(self, limit: str, observed: Any, allowed: Any):
         super().__init__(f"{limit}: {observed} > {allowed}")
         self.limit, self.observed, self.allowed = limit, observed, allowed
+
+
+ARTIFACT_LOCK = threading.Lock()
+"""Held by every toolbox call and validation of a task run in this process. Why: the validators
+(and `read_range` with computed values) recalculate in a forked child (`recalc_worker`), and a
+fork copies the locks other threads hold at that instant: a thread half-way through importing
+the recalculation engine leaves the child waiting on that import forever (until the worker's
+wall-clock limit turns the check into an error — a result that would depend on timing). With
+one artifact operation at a time no other thread is inside artifact code when one forks; the
+work is CPU-bound under the GIL anyway, so concurrent runs lose little."""
 
 
 def known_tools() -> list[str]:
@@ -105,7 +123,8 @@ class PermittedToolbox:
             return ToolOutcome(f"error: tool {str(name)[:60]!r} is not permitted in this task; permitted: "
                                f"{', '.join(self.permitted)}", is_error=True)
         self.meter.check_wall()
-        return self.inner.call(name, arguments)
+        with ARTIFACT_LOCK:
+            return self.inner.call(name, arguments)
 
 
 @dataclass
@@ -121,6 +140,65 @@ class TaskRun:
     work: Path  # the run's private folder
 
 
+READ_ONLY = ("list_files", "list_sheets", "read_range", "list_slides", "read_slide")
+
+
+class Workflow:
+    """What the orchestrated loop needs of a task: stage prompts, stage tools, validation."""
+
+    def __init__(self, item: Any, system: dict[str, Any], toolbox: "PermittedToolbox", inner: ArtifactToolbox):
+        from lrc.runtime.lock.templating import make_environment
+
+        self.item, self.system, self.toolbox, self.inner = item, system, toolbox, inner
+        env = make_environment()
+        self.templates = {stage: env.from_string(entry["prompt"]) for stage, entry in sorted(system["workflow"].items())}
+        own = [{"type": "function", "function": {"name": name, "description": t["description"], "parameters": t["parameters"]}}
+               for name, t in sorted(system["stage_tools"].items())]
+        permitted = [s for s in tool_schemas(item.context["permitted_tools"]) if s["function"]["name"] != TERMINAL]
+        submit = [s for s in tool_schemas([]) if s["function"]["name"] == TERMINAL]
+        plan_tool = [t for t in own if t["function"]["name"] == "record_plan"]
+        self.stage_tools = {
+            "plan": [s for s in permitted if s["function"]["name"] in READ_ONLY] + plan_tool,
+            "act": permitted + own,
+            "repair": permitted + own,
+            "report": submit,
+        }
+
+    def prompt(self, stage: str, view: dict[str, Any]) -> str:
+        from lrc.runtime.lock.templating import render
+
+        entry = self.system["workflow"][stage]
+        return render(entry["prompt"], {"task": self.item.context, "workflow": view}, template=self.templates[stage])
+
+    def tools(self, stage: str) -> list[dict[str, Any]]:
+        return [dict(t) for t in self.stage_tools[stage]]
+
+    def validate(self) -> dict[str, Any]:
+        """The task's checks over the files as saved (changed files are saved first)."""
+        from lrc.runtime.artifacts.validators import run_all
+        from lrc.runtime.artifacts.views import Submission
+
+        self.toolbox.meter.check_wall()
+        with ARTIFACT_LOCK:
+            for name in sorted(self.inner.outputs()):
+                self.inner.call("save", {"file": name})
+            results = run_all(self.item.checks, Submission(inputs=dict(self.item.files), outputs=self.inner.outputs()))
+        return failing_report(results)
+
+
+def failing_report(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """What `validate` shows: each check that did not pass, by its id, status, message and
+    location — the validator's own words; `observed` and `expected` are never shown."""
+    failing = [{"check": r["id"], "status": r["status"], "message": r.get("message"), "location": r.get("location")}
+               for r in results if r["status"] != "pass"]
+    return {"passed": not failing and bool(results), "checks": len(results), "failing": failing}
+
+
+def _locked(fn: Callable[..., Any], *args: Any) -> Any:
+    with ARTIFACT_LOCK:
+        return fn(*args)
+
+
 def _encoded(files: dict[str, bytes]) -> dict[str, str]:
     return {name: base64.b64encode(data).decode("ascii") for name, data in sorted(files.items())}
 
@@ -130,7 +208,7 @@ async def run(task: TaskRun) -> dict[str, Any]:
     item = task.item
     budget = item.context["budget"]
     meter = Meter(budget)
-    inner = await asyncio.to_thread(ArtifactToolbox, task.work, item.files)
+    inner = await asyncio.to_thread(_locked, ArtifactToolbox, task.work, item.files)
     toolbox = PermittedToolbox(inner, item.context["permitted_tools"], meter)
     seen: dict[str, Any] = {"messages": None, "turn": None}
 
@@ -147,8 +225,14 @@ async def run(task: TaskRun) -> dict[str, Any]:
         return turn
 
     max_steps = min(int(budget["max_steps"]), int(task.system.get("max_steps", budget["max_steps"])))
-    ctx = RunContext(messages=[dict(m) for m in _prompt(item)], tools=tool_schemas(item.context["permitted_tools"]),
-                     terminal_tools=[TERMINAL], max_steps=max_steps, call=metered, toolbox=toolbox)
+    common = dict(messages=[dict(m) for m in _prompt(item)], tools=tool_schemas(item.context["permitted_tools"]),
+                  terminal_tools=[TERMINAL], max_steps=max_steps, call=metered, toolbox=toolbox)
+    if task.system.get("mode") == "orchestrated":
+        from lrc.runtime.systems.orchestrated import StagedContext
+
+        ctx: RunContext = StagedContext(**common, system=task.system, workflow=Workflow(item, task.system, toolbox, inner))
+    else:
+        ctx = RunContext(**common)
     exceeded: Exceeded | None = None
     try:
         outcome = await asyncio.wait_for(task.loop.run(ctx), timeout=float(budget["max_wall_seconds"]))
@@ -156,11 +240,13 @@ async def run(task: TaskRun) -> dict[str, Any]:
         exceeded = exc
     except (asyncio.TimeoutError, TimeoutError):
         exceeded = Exceeded("max_wall_seconds", f"over {budget['max_wall_seconds']} s", f"{budget['max_wall_seconds']} s")
-    outputs = await asyncio.to_thread(inner.outputs)
+    outputs = await asyncio.to_thread(_locked, inner.outputs)
     record: dict[str, Any]
     if exceeded is None:
         record = {"outcome": outcome.outcome, "steps": outcome.steps, "answer_text": outcome.answer_text, "answer": outcome.answer,
                   "submitted": outcome.submitted, "transcript": outcome.transcript, "events": outcome.events}
+        if getattr(outcome, "workflow", None) is not None:
+            record["workflow"] = outcome.workflow
         if outcome.outcome == "step_cap":
             exceeded_info = {"limit": "max_steps", "observed": outcome.steps + 1, "allowed": max_steps}
         else:

@@ -205,7 +205,7 @@ def test_the_lock_fingerprints_the_analysis_code_the_edition_pins(tmp_path: Path
 
 @pytest.mark.parametrize("ref,code", [
     ("lrc.analysis", "LRC3002"),
-    ("lrc.analysis.v99", "LRC3001"),
+    ("lrc.analysis.v999", "LRC3001"),  # a version that does not exist (not a past one: v9 is in the ledger)
     ("lrc.output-contract.vCURRENT", "LRC3008"),  # an existing component that is not the analysis code
 ])
 def test_an_edition_must_pin_the_analysis_code(tmp_path: Path, ref: str, code: str):

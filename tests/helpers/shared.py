@@ -108,6 +108,9 @@ def build_small_demo(folder: Path) -> None:
     path = folder / "specs" / "editions" / "demo.yaml"
     text, count = re.subn(r"(?ms)^tasks:\n(?:[ #].*?\n|\n)*\Z", "", path.read_text(encoding="utf-8"))
     assert count == 1, "the demo edition's tasks block (at its end)"
+    # ... and without the systems that run tasks only (LRC6010 refuses them in an edition without tasks)
+    text, count = re.subn(r"(?m)^  - (?:direct|orchestrated)\.v\d+\b.*\n", "", text)
+    assert count == 2, "the demo edition's direct and orchestrated systems"
     path.write_text(text, encoding="utf-8")
     result = compile_project(folder)
     assert not result.diagnostics.has_errors, "\n".join(str(d) for d in result.diagnostics.sorted())
