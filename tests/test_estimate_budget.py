@@ -119,6 +119,26 @@ def _no_float(text: str):
     raise AssertionError(f"a float in JSON output: {text} (money and counts are decimal strings and integers)")
 
 
+COUNTS = ("tokens", "input", "output", "cached_input", "reasoning", "calls", "runs", "passes", "partials", "items", "steps", "n")
+
+
+def _no_money_or_count_float(value, where: str = "") -> None:
+    """summary.json also carries rates and probabilities (intervals, pass^k, design effects,
+    sign-test p), which are floats by nature; money and counts never are."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _no_money_or_count_float(item, f"{where}/{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _no_money_or_count_float(item, f"{where}[{i}]")
+    elif isinstance(value, float):
+        leaf = where.rsplit("/", 1)[-1].split("[")[0]
+        money = leaf.endswith("usd") or leaf in ("cost", "price")
+        count = leaf in COUNTS or ("rate" not in leaf and any(leaf.endswith("_" + w) for w in COUNTS if w != "n"))
+        assert not (money or count), \
+            f"a float for money or a count in JSON output: {where} = {value}"
+
+
 def spent_in(out: Path, prices: dict[str, tuple[str, str]]) -> Decimal:
     """What the journal says was paid: every call's usage at the frozen prices."""
     total = Decimal(0)
@@ -295,7 +315,9 @@ def full_run(project, tmp_path_factory):
 
 def test_forecast_vs_actual_in_summary_json_and_the_report(project, full_run):
     out, spent, _ = full_run
-    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"), parse_float=_no_float)
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    _no_money_or_count_float(summary)
+    json.loads(json.dumps(summary["forecast_vs_actual"]), parse_float=_no_float)  # the forecast: no float at all
     table = summary["forecast_vs_actual"]
     estimate = estimate_json(lock_of(project, "priced"))
     by_cell = {(c["workload"], c["model"], c["system"]): c for c in estimate["cells"]}

@@ -202,6 +202,11 @@ def test_hostile_strings_from_traces_render_as_text(small, tmp_path):
     assert "&lt;b onmouseover=alert(2)&gt;" in page
 
 
+def _triage(lock) -> str:
+    """The triage workload's ref as the lock pins it (a re-lock moves the version)."""
+    return next(ref for ref in _lock(lock)["plan"]["workloads"] if ref.startswith("triage.ap-inbox.v"))
+
+
 def test_not_run_and_n_a_states(small, tmp_path):
     """A cell missing from the folder reads "not run"; a cell with no graded run reads "n/a" and
     is listed under its chart, never drawn; a partial folder derives nothing."""
@@ -212,7 +217,7 @@ def test_not_run_and_n_a_states(small, tmp_path):
 
     run = _copy(out, tmp_path / "states")
     cells = pl.read_parquet(run / "cells.parquet")
-    wl = "triage.ap-inbox.v3"
+    wl = _triage(lock)
     gone = (pl.col("workload") == wl) & (pl.col("model") == "lrc/baseline") & (pl.col("system") == "agentic")
     empty = (pl.col("workload") == wl) & (pl.col("model") == "lrc/baseline") & (pl.col("system") == "single-shot")
     cells = cells.filter(~gone).with_columns(
@@ -231,7 +236,7 @@ def test_not_run_and_n_a_states(small, tmp_path):
     row = re.search(r"<tr><td>lrc/baseline</td><td>single-shot</td>.*?</tr>", section).group(0)
     assert "n/a (0 graded; 2 infra-excluded)" in row
     # the multiplier of a cell not run
-    assert re.search(r"<td>triage.ap-inbox.v3</td><td>lrc/baseline</td><td class=\"notrun\">not run</td>", page)
+    assert re.search(rf"<td>{re.escape(wl)}</td><td>lrc/baseline</td><td class=\"notrun\">not run</td>", page)
 
     summary = json.loads((run / "summary.json").read_text(encoding="utf-8"))
     summary.update(partial=True, runs_not_run=5, derived="partial run: not a full measurement")
@@ -313,7 +318,7 @@ def test_priced_flagship_rate_lines(small, tmp_path):
     model = plan_lock["plan"]["models"]["lrc/baseline"]
     model["role"] = "flagship"
     model["price"] = {**model["price"], "input": "2.50", "output": "10"}
-    wl, system = "triage.ap-inbox.v3", "single-shot"
+    wl, system = _triage(lock), "single-shot"
     key = (pl.col("workload") == wl) & (pl.col("model") == "lrc/baseline") & (pl.col("system") == system)
     cells = pl.read_parquet(run / "cells.parquet")
     passes = cells.filter(key)["passes"][0]
