@@ -105,10 +105,10 @@ def _one(root: Path, graph: Graph, locks: dict[str, dict], components: dict[str,
                     hint=f"did you mean {guess}?" if guess else known)
         return None
     if facts["digest"] is not None and facts["digest"] != data["plan_digest"]:
-        diags.error("LRC3022", f"{data['edition']} compiles to plan {facts['digest']}, not the plan this erratum names",
+        diags.error("LRC3022", f"plan_digest is not the plan {data['edition']} compiles to",
                     **spec.at("plan_digest"),
-                    hint="an erratum corrects one published plan: copy the `root_digest` of the plan.lock its runs were made with "
-                         "(the run folder's summary.json `plan_digest`)")
+                    hint=f"an erratum corrects one published plan: copy the `root_digest` of generated/{ident}/plan.lock, the lock its "
+                         "runs were made with (the run folder's summary.json `plan_digest`)")
     code: dict[str, Any] = {}
     excluded: set[tuple[str, str]] = set()
     priced: set[str] = set()

@@ -846,6 +846,10 @@ def report_cli(lock_path: Path, out: Path) -> int:
     from lrc.runtime.journal import Journal, JournalError
     from lrc.runtime.redact import build_redactor
 
+    if (out / "erratum.json").is_file():  # a folder regraded by errata: rebuilt as `lrc regrade` built it
+        from lrc.runtime.errata import report_cli as regraded_report
+
+        return regraded_report(lock_path, out)
     redact = build_redactor()
     try:
         lock = load_verified(lock_path)
