@@ -181,17 +181,27 @@ def _read_applied(folder: Path) -> dict[str, Any] | None:
         raise Refused(f"{path} cannot be used: {exc}") from exc
 
 
-def rebuild(lock: dict[str, Any], out: Path, record: dict[str, Any], seed_file: Path | None = None):
-    """Every output of the regraded folder `out` from its journal and erratum.json (no model call)."""
+def _items(lock: dict[str, Any], seed_file: Path | None) -> tuple[str, dict[str, list]]:
     from lrc.runtime import execute
     from lrc.runtime import items as item_gen
+
+    seed = execute.resolve_seed(lock["plan"], seed_file)
+    try:
+        return seed, item_gen.generate(lock["plan"], seed)
+    except item_gen.ItemError as exc:
+        raise execute.Refused(f"the plan's items cannot be generated: {exc}") from exc
+
+
+def rebuild(lock: dict[str, Any], out: Path, record: dict[str, Any], seed_file: Path | None = None,
+            generated: tuple[str, dict[str, list]] | None = None):
+    """Every output of the regraded folder `out` from its journal and erratum.json (no model call)."""
+    from lrc.runtime import execute
     from lrc.runtime.journal import Journal, JournalError
     from lrc.runtime.report import outputs
     from lrc.runtime.report.errata_card import comparison
 
     plan = lock["plan"]
-    seed = execute.resolve_seed(plan, seed_file)
-    items = item_gen.generate(plan, seed)
+    seed, items = generated if generated is not None else _items(lock, seed_file)
     applied = record["applied"]
     runs = excluded_runs(execute.plan_runs(plan, items), items, applied)
     fixed = corrected_plan(plan, applied, record["before"])
@@ -235,6 +245,10 @@ def regrade(run_dir: Path, ident: str, out: Path, plan_path: Path | None = None,
         raise Unusable(f"--out is RUN_DIR: a regrade never modifies the folder it corrects; name a new folder")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise Unusable(f"{out} exists and is not an empty folder: a regraded folder is written whole into a new one")
+    generated = _items(lock, seed_file)
+    from lrc.runtime.execute import plan_runs
+
+    excluded_runs(plan_runs(lock["plan"], generated[1]), generated[1], applied)  # an unknown item: refused before anything is written
     record = {"format": APPLIED_FORMAT, "applied": applied, "before": _cells_before(run_dir)}
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -244,7 +258,7 @@ def regrade(run_dir: Path, ident: str, out: Path, plan_path: Path | None = None,
         (out / APPLIED_FILE).write_text(json.dumps(record, sort_keys=True, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     except OSError as exc:
         raise Unusable(f"cannot write {out}: {exc.strerror or exc}") from exc
-    return rebuild(lock, out, record, seed_file)
+    return rebuild(lock, out, record, seed_file, generated)
 
 
 def regrade_cli(run_dir: Path, ident: str, out: Path, plan_path: Path | None = None, seed_file: Path | None = None) -> int:
