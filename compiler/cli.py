@@ -14,10 +14,13 @@ differs from the lock). `lrc verify` exits 1 when a recomputed value differs fro
 `lrc review import` exits 1 when it refuses a workbook (another plan, a changed sample, edited
 protected cells, missing or invalid grades): nothing is appended then. `lrc categorize` exits 1
 for a missing folder, an unknown run key or a category not in the locked taxonomy (nothing appended).
+`lrc regrade` exits 1 for an unknown erratum or an excluded item the folder does not hold, 4 when it
+refuses the folder (another plan), the lock or the code (not the erratum's corrected code), 6 when
+NEW_DIR is RUN_DIR or not a new, empty folder; 5 as `report` when calibration fails after the corrections.
 `lrc diff` follows Terraform's -detailed-exitcode: 0 nothing changed, 2 something changed,
 1 error (spec errors, a bad ref or lock).
 The compile path imports neither litellm nor polars nor the runtime: `execute`, `report`, `merge`,
-`render`, `review`, `categorize`, `preregister`, `package` and `verify` import the runtime lazily.
+`render`, `review`, `categorize`, `preregister`, `package`, `verify` and `regrade` import the runtime lazily.
 """
 
 from __future__ import annotations
