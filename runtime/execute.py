@@ -612,6 +612,9 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
 
     settings = options.settings
     seed_file, progress = options.seed_file, options.progress
+    if (out / "erratum.json").is_file():  # its tables are corrected ones (lrc.runtime.errata): never run into it
+        raise Refused(f"{out} is a folder regraded by an erratum (erratum.json): it is never executed into; "
+                      f"run `lrc report PLAN.lock --out {out}` to rebuild it, or execute into the original folder")
     lock = load_verified(lock_path)
     plan = lock["plan"]
     from lrc.runtime.lock import judges as judge_models

@@ -299,6 +299,10 @@ def test_report_rebuilds_a_regraded_folder_byte_for_byte(demo, tmp_path, monkeyp
     assert "Traceback" not in res.stderr
     after = {k: v for k, v in tree_hash(out).items() if not k.startswith(".lrc-")}
     assert after == {k: v for k, v in before.items() if not k.startswith(".lrc-")}
+    # an execute never writes uncorrected tables over a regraded folder
+    res = run_lrc("execute", small_demo_run[0], "--out", out, cwd=project)
+    assert res.returncode == 4 and "regraded by an erratum" in res.stderr
+    assert {k: v for k, v in tree_hash(out).items() if not k.startswith(".lrc-")} == after
 
 
 # -- the command line -----------------------------------------------------------------------------
