@@ -72,6 +72,33 @@ def find_erratum(ident: str, cwd: Path | None = None) -> dict[str, Any]:
     raise Problem(f"no lrc project (specs/, generated/errata/) at or above {start} to find erratum {ident} in")
 
 
+def published_for(plan_digest: str, cwd: Path | None = None) -> list[dict[str, Any]]:
+    """The compiled errata of the project above `cwd` that correct plan `plan_digest`, oldest first
+    (by date, then id); unreadable ones are skipped (`lrc compile --check` reports them)."""
+    start = (cwd or Path.cwd()).resolve()
+    for folder in (start, *start.parents):
+        if (folder / "specs").is_dir() or (folder / "generated" / "errata").is_dir():
+            found = []
+            for path in sorted((folder / "generated" / "errata").glob("E-*.json")):
+                try:
+                    art = erratum_format.loads(path.read_bytes())
+                except (OSError, erratum_format.ErratumError):
+                    continue
+                if art["erratum"]["plan_digest"] == plan_digest:
+                    found.append(art)
+            return sorted(found, key=lambda a: (a["erratum"]["date"], a["erratum"]["id"]))
+    return []
+
+
+def say_published(plan_digest: str, out: Path) -> None:
+    """After `lrc report` of an uncorrected folder: name the errata published for its plan, loudly.
+    The folder's own card stays the record of what was measured; the corrected tables are `lrc regrade`'s."""
+    for art in published_for(plan_digest):
+        e = art["erratum"]
+        _say(f"CORRECTED by erratum {e['id']}: {e['note']} ({e['date']}) -- these tables are superseded; the corrected ones: "
+             f"`lrc regrade {out} --erratum {e['id']} --out NEW_DIR`")
+
+
 def verified_lock(lock_path: Path, applied: list[dict[str, Any]]) -> dict[str, Any]:
     """The lock, checked like `lrc execute` checks it, except that each component an applied
     erratum regrades with replaces the locked version it names, at the recorded fingerprint."""

@@ -864,6 +864,9 @@ def report_cli(lock_path: Path, out: Path) -> int:
         if current is not None:
             print(current.card, end="")
             print(current.where)
+            from lrc.runtime.errata import say_published
+
+            say_published(lock["root_digest"], out)
             return _finish("lrc report", current)
         try:
             journal = Journal(out / "journal.jsonl", lock["root_digest"], plan["edition"]["ref"], readonly=True)
@@ -886,6 +889,9 @@ def report_cli(lock_path: Path, out: Path) -> int:
     print(summary.card, end="")
     print(summary.where)
     _say_partial("lrc report", summary, lock_path, out)
+    from lrc.runtime.errata import say_published
+
+    say_published(lock["root_digest"], out)  # errata published for this plan: named, never applied silently
     return _finish("lrc report", summary)
 
 

@@ -299,6 +299,11 @@ def test_report_rebuilds_a_regraded_folder_byte_for_byte(demo, tmp_path, monkeyp
     assert "Traceback" not in res.stderr
     after = {k: v for k, v in tree_hash(out).items() if not k.startswith(".lrc-")}
     assert after == {k: v for k, v in before.items() if not k.startswith(".lrc-")}
+    # the uncorrected folder's report names the erratum published for its plan; its card stays the record
+    card = (run / "rate-card.md").read_bytes()
+    res = run_lrc("report", small_demo_run[0], "--out", run, cwd=project)
+    assert res.returncode == 0 and "CORRECTED by erratum E-demo-001: A correction of the small demo's tables. (2026-12-20)" in res.stderr
+    assert (run / "rate-card.md").read_bytes() == card
     # an execute never writes uncorrected tables over a regraded folder
     res = run_lrc("execute", small_demo_run[0], "--out", out, cwd=project)
     assert res.returncode == 4 and "regraded by an erratum" in res.stderr
