@@ -14,10 +14,13 @@ differs from the lock). `lrc verify` exits 1 when a recomputed value differs fro
 `lrc review import` exits 1 when it refuses a workbook (another plan, a changed sample, edited
 protected cells, missing or invalid grades): nothing is appended then. `lrc categorize` exits 1
 for a missing folder, an unknown run key or a category not in the locked taxonomy (nothing appended).
+`lrc regrade` exits 1 for an unknown erratum or an excluded item the folder does not hold, 4 when it
+refuses the folder (another plan), the lock or the code (not the erratum's corrected code), 6 when
+NEW_DIR is RUN_DIR or not a new, empty folder; 5 as `report` when calibration fails after the corrections.
 `lrc diff` follows Terraform's -detailed-exitcode: 0 nothing changed, 2 something changed,
 1 error (spec errors, a bad ref or lock).
 The compile path imports neither litellm nor polars nor the runtime: `execute`, `report`, `merge`,
-`render`, `review`, `categorize`, `preregister`, `package` and `verify` import the runtime lazily.
+`render`, `review`, `categorize`, `preregister`, `package`, `verify` and `regrade` import the runtime lazily.
 """
 
 from __future__ import annotations
@@ -154,6 +157,14 @@ def _parser() -> argparse.ArgumentParser:
     pk.add_argument("--released-seed", type=Path, metavar="SEED_FILE",
                     help="a held-out edition's seed, ONLY once the edition closed and the seed is released: checked against "
                          "the commitment and packed (without it a held-out package holds no seed)")
+
+    rg = sub.add_parser("regrade", help="apply a published erratum: re-grade a run folder's stored outputs into a new folder, no model call")
+    rg.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="an `lrc execute --out` folder of the plan the erratum corrects (never modified)")
+    rg.add_argument("--erratum", required=True, metavar="ID", help="the erratum id, compiled to generated/errata/ID.json by `lrc compile`")
+    rg.add_argument("--out", type=Path, required=True, metavar="NEW_DIR", help="the regraded folder to write (new or empty)")
+    rg.add_argument("--plan", type=Path, metavar="PLAN.lock",
+                    help="the lock RUN_DIR was run with (default: generated/<edition>/plan.lock of the edition in its journal)")
+    rg.add_argument("--seed-file", type=Path, help="the held-out seed of a held-out edition")
 
     vf = sub.add_parser("verify", help="recompute every published number of a reproducibility package offline and compare")
     vf.add_argument("package", type=Path, metavar="PKG.tar.gz")
@@ -526,6 +537,12 @@ def _cmd_package(args) -> int:
     return package_cli(args.run_dir, args.out, plan_path=args.plan, seed_file=args.released_seed)
 
 
+def _cmd_regrade(args) -> int:
+    from lrc.runtime.errata import regrade_cli
+
+    return regrade_cli(args.run_dir, args.erratum, args.out, plan_path=args.plan, seed_file=args.seed_file)
+
+
 def _cmd_verify(args) -> int:
     from lrc.runtime.publish.verify_package import verify_cli
 
@@ -679,7 +696,7 @@ def _cmd_explain(args) -> int:
 COMMANDS = {"compile": _cmd_compile, "bump": _cmd_bump, "diff": _cmd_diff, "render": _cmd_render, "execute": _cmd_execute,
             "estimate": _cmd_estimate, "report": _cmd_report, "preregister": _cmd_preregister, "merge": _cmd_merge,
             "explain": _cmd_explain, "seed": _cmd_seed, "pricing": _cmd_pricing, "review": _cmd_review,
-            "categorize": _cmd_categorize, "package": _cmd_package, "verify": _cmd_verify}
+            "categorize": _cmd_categorize, "package": _cmd_package, "verify": _cmd_verify, "regrade": _cmd_regrade}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -276,6 +276,47 @@ lrc reports:
   specs/workloads/triage.ap-inbox/workload.yaml:27:71: error[LRC3021]: maxLength 10000 is above the 4,096-character limit for pattern checks
     at /dataset/item_schema/properties/batch_id/maxLength
     hint: lrc never matches a string longer than 4,096 characters against a spec's regex (such a value fails); lower maxLength to 4,096 or less, or drop the pattern""",
+    "LRC3022": """\
+# specs/errata/E-demo-001.yaml
+edition: demo.v20
+plan_digest: sha256:0000000000000000000000000000000000000000000000000000000000000000
+
+lrc reports:
+  specs/errata/E-demo-001.yaml:6:14: error[LRC3022]: plan_digest is not the plan demo.v20 compiles to
+    at /plan_digest
+    hint: an erratum corrects one published plan: copy the `root_digest` of generated/demo/plan.lock, the lock its runs were made with (the run folder's summary.json `plan_digest`)""",
+    "LRC3023": """\
+# specs/errata/E-demo-001.yaml
+corrections:
+  - regrade_with: triage.ap-inbox.grading.v2
+
+lrc reports:
+  specs/errata/E-demo-001.yaml:11:19: error[LRC3023]: triage.ap-inbox.grading.v2 is not newer than the locked triage.ap-inbox.grading.v2
+    at /corrections/1/regrade_with
+    hint: fix the code, bump it (`lrc bump triage.ap-inbox.grading`: v3 or later) and regrade with that version""",
+    "LRC3024": """\
+# specs/errata/E-demo-001.yaml
+corrections:
+  - exclude:
+      workload: triage.ap-inbox.v1
+      item: ap-batch-01
+      reason: its answer key labels a dunning notice as a statement
+
+lrc reports:
+  specs/errata/E-demo-001.yaml:14:17: error[LRC3024]: demo.v20 runs no workload 'triage.ap-inbox.v1'
+    at /corrections/3/exclude/workload
+    hint: did you mean triage.ap-inbox.v4?""",
+    "LRC3025": """\
+# specs/errata/E-demo-001.yaml
+corrections:
+  - price:
+      model: openai/gpt-unknown
+      pricing: {currency: USD, per_tokens: 1000000, input: "0.10", output: "0.40", as_of: "2026-11-29", source: corrected price}
+
+lrc reports:
+  specs/errata/E-demo-001.yaml:18:14: error[LRC3025]: demo.v20 has no frozen price for 'openai/gpt-unknown'
+    at /corrections/4/price/model
+    hint: priced: lrc/baseline, lrc/judge, lrc/null, lrc/oracle""",
     # -- 4xxx: prompt templates ----------------------------------------------------------------
     "LRC4001": """\
 {# specs/workloads/triage.ap-inbox/prompts/system.j2 #}
@@ -678,6 +719,16 @@ lrc reports:
   specs/taxonomies/failure-taxonomy.yaml:16:3: error[LRC6116]: no rule of failure-taxonomy.v3 gives a primary category to outcome budget_exceeded, refusal, no_answer, invalid_output
     at /rules
     hint: add a rule `when: {outcome: budget_exceeded}` with a primary category""",
+    "LRC6117": """\
+# specs/editions/demo.yaml
+errata:
+  - date: "2026-12-01"
+    note: fixed a typo in the footer
+
+lrc reports:
+  specs/editions/demo.yaml:102:3: error[LRC6117]: errata are no longer written inside the edition: adding one would change its plan digest
+    at /errata
+    hint: move each entry to specs/errata/E-demo-NNN.yaml (kind: erratum, naming this edition's plan digest) and leave `errata: []`""",
     "LRC7001": """\
 $ lrc compile --check      # after editing generated/demo/plan.lock by hand, or a spec without recompiling
 

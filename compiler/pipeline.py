@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from lrc.compiler import emit
+from lrc.compiler import emit, errata
 from lrc.compiler import load as load_module
 from lrc.compiler.cache import Cache
 from lrc.compiler.defaults import apply_defaults
@@ -178,6 +178,11 @@ def _compile_project(root: Path, check: bool, store: Cache | None = None) -> Com
             for system_key, roles in wl["prompts"].items():
                 for role, rendered in roles.items():
                     outputs[f"{base}/prompts/{wref}/{system_key}.{role}.sample.txt"] = rendered["sample"].encode("utf-8")
+    # Errata are compiled apart from the locks (compiler/errata.py): publishing one changes no plan digest.
+    outputs.update(errata.compile_errata(root, graph, result.locks, analysis.components, analysis.prints, diags))
+    edition_dirs.add("errata")
+    if diags.has_errors:
+        return result
     ledger_lines = ledger.lines + [e.record() for e in to_record]
     outputs[LEDGER] = ledger.serialize(ledger_lines)
     recording = {id(e) for e in to_record}

@@ -35,7 +35,7 @@ ANALYSIS_COMPONENT = "lrc.analysis"
 """The code that computes an edition's published figures (runtime/report/outputs.py and what it
 imports: grading, aggregation, statistics, pricing, the rate card, calibration)."""
 PROMPT_ROLES = ("system", "user", "user_file")
-SPEC_KINDS = ("standard", "taxonomy", "rubric", "system", "workload", "task", "edition")
+SPEC_KINDS = ("standard", "taxonomy", "rubric", "system", "workload", "task", "edition", "erratum")
 FILE_MODES = ("file", "text-or-file")
 TASK_SYSTEM_MODES = ("direct", "orchestrated")
 """Seed 000's two configurations: they run an edition's reliability tasks, nothing else."""
@@ -521,6 +521,10 @@ class Resolver:
 
     def _edition(self, graph: Graph, spec: Spec) -> None:
         data = spec.data
+        if data.get("errata"):  # deprecated: an erratum is its own spec and never changes the plan digest
+            self.diags.error("LRC6117", "errata are no longer written inside the edition: adding one would change its plan digest",
+                             **spec.at("errata"), hint=f"move each entry to specs/errata/E-{data['id']}-NNN.yaml (kind: erratum, "
+                                                       f"naming this edition's plan digest) and leave `errata: []`")
         standard = self._spec_ref(graph, spec, ("standard",), "standard")
         analysis = self._code_ref(spec, ("analysis",))
         if analysis is not None and analysis.id != ANALYSIS_COMPONENT:

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 KINDS = {
     "standard": "standard", "systems": "system", "workloads": "workload", "editions": "edition",
-    "rubrics": "rubric", "taxonomies": "taxonomy", "tasks": "task",
+    "rubrics": "rubric", "taxonomies": "taxonomy", "tasks": "task", "errata": "erratum",
 }
 """specs/ sub-folder -> spec kind (and schemas/<kind>.schema.json)."""
 BUNDLED_SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"

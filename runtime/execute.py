@@ -612,6 +612,9 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
 
     settings = options.settings
     seed_file, progress = options.seed_file, options.progress
+    if (out / "erratum.json").is_file():  # its tables are corrected ones (lrc.runtime.errata): never run into it
+        raise Refused(f"{out} is a folder regraded by an erratum (erratum.json): it is never executed into; "
+                      f"run `lrc report PLAN.lock --out {out}` to rebuild it, or execute into the original folder")
     lock = load_verified(lock_path)
     plan = lock["plan"]
     from lrc.runtime.lock import judges as judge_models
@@ -852,6 +855,10 @@ def report_cli(lock_path: Path, out: Path | None, html: bool = False, html_out: 
     from lrc.runtime.journal import Journal, JournalError
     from lrc.runtime.redact import build_redactor
 
+    if (out / "erratum.json").is_file():  # a folder regraded by errata: rebuilt as `lrc regrade` built it
+        from lrc.runtime.errata import report_cli as regraded_report
+
+        return regraded_report(lock_path, out)
     redact = build_redactor()
     try:
         lock = load_verified(lock_path)
@@ -864,6 +871,9 @@ def report_cli(lock_path: Path, out: Path | None, html: bool = False, html_out: 
             print(current.card, end="")
             print(current.where)
             _say_page(out, html)
+            from lrc.runtime.errata import say_published
+
+            say_published(lock["root_digest"], out)
             return _finish("lrc report", current)
         try:
             journal = Journal(out / "journal.jsonl", lock["root_digest"], plan["edition"]["ref"], readonly=True)
@@ -887,6 +897,9 @@ def report_cli(lock_path: Path, out: Path | None, html: bool = False, html_out: 
     print(summary.where)
     _say_page(out, html)
     _say_partial("lrc report", summary, lock_path, out)
+    from lrc.runtime.errata import say_published
+
+    say_published(lock["root_digest"], out)  # errata published for this plan: named, never applied silently
     return _finish("lrc report", summary)
 
 

@@ -171,6 +171,7 @@ def edition_view(plan: dict[str, Any], lock: dict[str, Any]) -> dict[str, Any]:
                             "units_per_item": wl["spec"]["dataset"]["units_per_item"], "unit": wl["spec"]["dataset"]["unit"]}
                       for ref, wl in sorted(plan["workloads"].items())},
         "bootstrap_seed": lock["root_digest"],
+        **({"errata": plan["errata"]} if plan.get("errata") else {}),  # a regraded folder (lrc.runtime.errata)
         **({"judge": {"label": judge_label(plan), "model": plan["edition"]["spec"]["judge"]["model"],
                       "second_model": plan["edition"]["spec"]["judge"].get("second_model"),
                       "same_family": judge_models.same_family(plan),

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from lrc.runtime.pricing import format_usd
 from lrc.runtime.report.aggregate import CELL_KEY, CHECK_ROLES, exact_cpo
 from lrc.runtime.report.stats import MONEY_CONTEXT
+from lrc.runtime.report.errata_card import section as errata_section
 
 if TYPE_CHECKING:
     import polars as pl
@@ -353,6 +354,7 @@ def _cells_and_footer(rows: list[dict[str, Any]], threshold: str, edition: Mappi
             f"Paid to providers by this run: {_usd(paid)}.",
             "",
         ]
+    out += errata_section(rows, edition)  # a regraded folder: the corrections, loudly (lrc regrade)
     out += [
         "Infrastructure-check and floor-check models are shown as checks of the harness; "
         "they are never rate-card candidates.",

@@ -220,10 +220,10 @@ def test_bump_without_change_ignores_a_tampered_snapshot(fresh_project: Path) ->
 
 
 def test_edition_change_without_bump(fresh_project: Path) -> None:
-    edit(fresh_project, EDITION, "errata: []", 'errata:\n  - date: "2026-12-01"\n    note: fixed a typo in the footer')
+    edit(fresh_project, EDITION, "title: LedgerRate demo edition (embedded reference models)", "title: LedgerRate demo edition")
     result = compile_project(fresh_project)
     [diag] = errors(result)
-    assert (diag.code, diag.path, diag.notes) == ("LRC5001", EDITION, ("changed: /errata",))
+    assert (diag.code, diag.path, diag.notes) == ("LRC5001", EDITION, ("changed: /title",))
 
 
 def _drop_workloads_of(root: Path, primitive: str) -> None:
