@@ -197,3 +197,16 @@ def test_the_paired_section_shows_only_the_task_pairs_with_interval_sign_test_an
     partial = reliability.markdown(reliability.data(task_plan, tmp_path, paired="partial folder: no paired comparisons"))
     assert "partial folder: no paired comparisons" in partial
     assert "not run (every pair" in reliability.markdown(reliability.data(task_plan, None))
+
+
+def test_the_harness_tools_of_a_system_are_never_counted_as_unpermitted(demo_run):
+    """Orchestrated offers its own stage tools (record_plan, validate) beside the task's permitted
+    ones: a run using them is not an unsafe action. A call the runner refused would be."""
+    out, res = demo_run
+    assert res.returncode == 0, res.stdout + res.stderr
+    evaluations = sorted((out / "runs").glob("fa.*/*/orchestrated/*/evaluation.json"))
+    assert evaluations
+    for path in evaluations:
+        failure = json.loads(path.read_text(encoding="utf-8")).get("failure") or {}
+        assert failure.get("rule") != "unpermitted-tool" and "unsafe-action" not in [failure.get("primary"),
+                                                                                     *failure.get("secondary", [])], path

@@ -97,8 +97,10 @@ def write_runs(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: di
                 records.append({**base, "status": "infra_excluded", "verdict": None, "outcome": "infra_error", "steps": len(calls)})
             continue
         system_spec = plan["systems"][planning.system_ref(plan, spec.system)]
-        evaluation = categorize(task_grade.grade(item, run), run, plan, system=system_spec,
-                                permitted_tools=item.context["permitted_tools"])
+        # What the run was offered: the task's permitted tools and the system's own stage tools
+        # (orchestrated: record_plan, validate), so using the harness is never "unpermitted".
+        offered = [*item.context["permitted_tools"], *sorted((system_spec["spec"].get("stage_tools") or {}))]
+        evaluation = categorize(task_grade.grade(item, run), run, plan, system=system_spec, permitted_tools=offered)
         common["tally"].add((spec.workload, spec.model, spec.system), evaluation, journal, spec.key)
         records.append({**base, "status": "graded", "verdict": evaluation["verdict"], "outcome": evaluation["outcome"],
                         "steps": run["steps"], "budget_exceeded": int(bool((run.get("task") or {}).get("exceeded"))),
