@@ -232,6 +232,7 @@ def test_categorize_appends_and_the_report_shows_assigned_beside_derived(run_dir
     lines = (run_dir / "journal.jsonl").read_text().splitlines()
     assigned = [json.loads(line) for line in lines if '"type":"categorization"' in line]
     assert [a["primary"] for a in assigned] == ["refusal", "wrong-classification"]  # both kept
+    assert [a["seq"] for a in assigned] == [1, 2]  # numbered under the folder lock
     assert [line for line in lines if '"type":"run"' in line] == run_record  # the run record is untouched
     rep = run_lrc("report", "generated/demo/plan.lock", "--out", run_dir)
     assert rep.returncode in (0, 3), rep.stderr
@@ -267,3 +268,18 @@ def test_categorize_refuses_a_missing_run_dir(tmp_path: Path):
         assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr
         assert "lrc categorize:" in res.stderr
     assert not (tmp_path / "missing").exists()
+
+
+def test_the_latest_assignment_is_the_highest_number_whatever_the_line_order():
+    """`lrc merge` orders records by content: the latest assignment must come from the records'
+    own numbering, never from their position."""
+    from types import SimpleNamespace
+
+    from lrc.runtime.review.categorize import latest
+
+    first = {"type": "categorization", "run": "k", "seq": 1, "primary": "task-incomplete", "secondary": [], "note": "a"}
+    second = {"type": "categorization", "run": "k", "seq": 2, "primary": "refusal", "secondary": [], "note": "b"}
+    for order in ([first, second], [second, first]):
+        got = latest(SimpleNamespace(categorizations={"k": order}), "k")
+        assert got["primary"] == "refusal" and got["assignments"] == 2
+    assert latest(SimpleNamespace(categorizations={}), "k") is None

@@ -60,7 +60,12 @@ def record(plan: dict[str, Any], journal, run: str, primary: str, secondary: lis
         raise ReviewError("--note is empty: say why the run gets these categories")
     if len(note) > MAX_NOTE:
         raise ReviewError(f"--note has {len(note):,} characters; at most {MAX_NOTE:,}")
-    rec = {"type": "categorization", "run": run, "taxonomy": ref, "primary": primary, "secondary": list(secondary), "note": note}
+    # `seq`: the assignment's number for this run (1, 2, ...), taken under the folder lock. The
+    # latest assignment is the highest number, not the last line: `lrc merge` orders records by
+    # content, so the position of a record is not its history.
+    seq = 1 + max((int(r.get("seq", 0) or 0) for r in journal.categorizations.get(run, [])), default=0)
+    rec = {"type": "categorization", "run": run, "seq": seq, "taxonomy": ref, "primary": primary, "secondary": list(secondary),
+           "note": note}
     if reviewer:
         rec["reviewer"] = reviewer.strip()[:200]
     return rec
@@ -71,7 +76,7 @@ def latest(journal, run: str) -> dict[str, Any] | None:
     made = journal.categorizations.get(run) or []
     if not made:
         return None
-    last = made[-1]
+    last = max(enumerate(made), key=lambda pair: (int(pair[1].get("seq", 0) or 0), pair[0]))[1]
     return {"primary": last["primary"], "secondary": list(last.get("secondary") or []), "note": last.get("note"),
             "reviewer": last.get("reviewer"), "assignments": len(made)}
 
@@ -93,7 +98,7 @@ def categorize_cli(run_dir: Path, run: str, primary: str, secondary: list[str], 
             plan, journal = lock["plan"], open_journal(run_dir, lock, writable=True)
             try:
                 rec = record(plan, journal, run, primary, secondary, note, reviewer)
-                count = len(journal.categorizations.get(run, [])) + 1
+                count = rec["seq"]
                 journal.append(rec)
             except JournalWriteError as exc:
                 raise Unusable(f"{exc}; nothing was appended") from exc
