@@ -48,20 +48,19 @@ _PRINTS_SCRIPT = (
 
 
 def test_a_warm_memo_gives_the_fingerprints_a_cold_parse_gives(user_cache: Path, tmp_path: Path) -> None:
-    """In fresh interpreters, as `lrc execute` meets it: no state an earlier test of this worker
-    left (its memo, a compile's SOURCE_DIGESTS) can decide whether the memo is written or read."""
-    codeprint._MEMO.clear()
-    cold = {ref: codeprint.fingerprint(c).fingerprint for ref, c in codeprint.discover().items()}
-    assert not factmemo.memo_path().exists()
+    """In fresh interpreters, as `lrc execute` meets it: nothing an earlier test left in this
+    worker (its memo, a compile's SOURCE_DIGESTS, a patched module) decides the outcome."""
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "XDG_CACHE_HOME": str(user_cache),
            "LRC_CACHE_KEY_FILE": str(user_cache / "lrc" / "cache.key")}
-    run = lambda: json.loads(subprocess.run([sys.executable, "-c", _PRINTS_SCRIPT], env=env, capture_output=True, text=True,
-                                            check=True).stdout)
-    first = run()
+    run = lambda extra: json.loads(subprocess.run([sys.executable, "-c", _PRINTS_SCRIPT], env={**env, **extra},
+                                                  capture_output=True, text=True, check=True).stdout)
+    cold = run({"LRC_NO_CACHE": "1"})  # no memo at all: every file parsed
+    assert cold and not factmemo.memo_path().exists()
+    first = run({})
     assert factmemo.memo_path().is_file()  # written by the first verification
     stored = sealing.unseal(sealing.secret(), factmemo.memo_path().read_bytes())
     assert stored is not None and len(marshal.loads(stored)) > 0
-    assert first == cold == run() == _prints()
+    assert first == cold == run({})  # the warm memo gives what a cold parse gives
 
 
 def test_the_demo_lock_verifies_with_the_memo_cold_and_warm(user_cache: Path) -> None:
