@@ -32,8 +32,8 @@ Fixtures
 
 Speed: a compile spends nearly all its time parsing -- YAML (ruamel.yaml is pure Python
 and each spec is parsed twice: the hostile-input pre-scan, then the load) and Python (every
-code component re-parses its whole import closure). Two autouse, session-wide memos keep
-the suite fast without changing any result:
+code component re-parses its whole import closure). Two autouse memos (kept for the session, applied only
+while this folder's tests run) keep the suite fast without changing any result:
 
 - `codeprint.file_digest` and `codeprint._imports` are keyed by (file name, file bytes[,
   module]): both are pure functions of the file's content; `codeprint.discover` by its root
@@ -73,10 +73,19 @@ def copy_project(dest: Path, parts: tuple[str, ...] = PROJECT_PARTS) -> Path:
     return dest
 
 
-@pytest.fixture(scope="session", autouse=True)
+# The memos live for the worker's session; the patches only while tests/compiler/ runs
+# (scope "module": each test module of this folder; the memos outlive it). A session-wide patch outlived the folder and changed what
+# later tests of the same worker measured: the runtime's fingerprint memo (test_factmemo) saw
+# fingerprints that never consulted it.
+_DIGESTS: dict[tuple[str, bytes], str] = {}
+_IMPORTS: dict[tuple[str, bytes, str], list[str]] = {}
+_DISCOVERED: dict[tuple, dict] = {}
+_CLEAN_LOADS: dict = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
 def _memoized_code_fingerprints():
-    digests: dict[tuple[str, bytes], str] = {}
-    imports: dict[tuple[str, bytes, str], list[str]] = {}
+    digests, imports = _DIGESTS, _IMPORTS
     real_digest = codeprint.file_digest
     real_imports = getattr(codeprint, "_imports", None)
 
@@ -92,7 +101,7 @@ def _memoized_code_fingerprints():
             imports[key] = list(real_imports(path, module))
         return iter(imports[key])
 
-    discovered: dict[tuple, dict] = {}
+    discovered = _DISCOVERED
     real_discover = codeprint.discover
 
     def discover(root: Path | None = None) -> dict:
@@ -111,9 +120,9 @@ def _memoized_code_fingerprints():
         yield
 
 
-@pytest.fixture(scope="session", autouse=True)
+@pytest.fixture(scope="module", autouse=True)
 def _memoized_clean_loads():
-    cache: dict[tuple[str, str], load_module.SourceDoc] = {}
+    cache = _CLEAN_LOADS
     real = load_module.load_text
 
     def load_text(text, path, abspath, diags):
