@@ -17,7 +17,7 @@ def preregister_cli(lock_path: Path, out: Path | None) -> int:
     """`lrc preregister PLAN.lock [--out FILE]`: the reliability report's template from the lock
     alone, every result field "not run". The lock is verified first (a page of a tampered or
     stale lock would pre-register something else than what will run)."""
-    from lrc.runtime.execute import EXIT_OK, EXIT_REFUSED, Refused, _say, load_verified  # noqa: PLC0415 - only when run
+    from lrc.runtime.execute import EXIT_OK, EXIT_REFUSED, EXIT_UNUSABLE, Refused, _say, load_verified  # noqa: PLC0415 - only when run
 
     try:
         lock = load_verified(lock_path)
@@ -37,6 +37,6 @@ def preregister_cli(lock_path: Path, out: Path | None) -> int:
         out.write_text(page, encoding="utf-8")
     except OSError as exc:
         _say(f"lrc preregister: cannot write {out}: {exc.strerror or exc}")
-        return EXIT_REFUSED
+        return EXIT_UNUSABLE  # as `lrc report --html-out`: the output place is unusable, the lock was fine
     print(f"pre-registration page written to {out}")
     return EXIT_OK

@@ -61,6 +61,10 @@ def test_preregister_writes_the_page_and_refuses_a_tampered_lock_or_a_spec(tmp_p
     assert res.returncode == 4 and "Traceback" not in res.stderr and "lrc preregister:" in res.stderr
     res = run_lrc("preregister", REPO / "specs" / "editions" / "demo.yaml")
     assert res.returncode == 2 and "Traceback" not in res.stderr
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder", encoding="utf-8")
+    res = run_lrc("preregister", LOCK, "--out", blocked / "prereg.md")
+    assert res.returncode == 6 and "cannot write" in res.stderr and "Traceback" not in res.stderr  # exit 6: output unusable
 
 
 def _check(status: str, severity: str = "error", **kw) -> dict:
