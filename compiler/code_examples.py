@@ -543,6 +543,16 @@ lrc reports:
   specs/editions/demo.yaml:16:5: error[LRC6010]: direct.v2 runs reliability tasks only, and this edition lists none
     at /systems/1
     hint: its workloads run on single-shot and agentic; add tasks (tasks.dev / tasks.test) or remove it""",
+    "LRC6011": """\
+# specs/editions/demo.yaml
+models:
+  - id: lrc/oracle
+    role: flagship               # the oracle writes the answer key: a calibration check, never scored
+
+lrc reports:
+  specs/editions/demo.yaml:29:11: error[LRC6011]: lrc/oracle cannot take the role 'flagship'
+    at /models/0/role
+    hint: its role is infrastructure-check: a calibration check is never scored""",
     "LRC6101": """\
 # three workloads of three different primitives, each with grading.kind: judged
 grading:

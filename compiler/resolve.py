@@ -26,7 +26,19 @@ from lrc.runtime.lock.codeprint import Component
 from lrc.runtime.lock.safe_regex import SUBJECT_LIMIT
 
 MAX_REFERENCED_FILE = 256 * 1024
-REFERENCE_MODELS = {"lrc/oracle", "lrc/null", "lrc/baseline"}
+REFERENCE_MODELS = {"lrc/oracle", "lrc/null", "lrc/baseline", "lrc/careful", "lrc/cheap"}
+#: The roles each embedded model may take. The oracle and the null model calibrate the harness
+#: (their expected scores are n/n and 0/n), so they are never scored; the demo's reference
+#: candidates are scored stand-ins and never calibration checks. A model that is not embedded
+#: cannot be a calibration check: no other model's expected score is known.
+REFERENCE_ROLES: dict[str, tuple[str, ...]] = {
+    "lrc/oracle": ("infrastructure-check",),
+    "lrc/null": ("floor-check",),
+    "lrc/baseline": ("baseline",),
+    "lrc/careful": ("flagship", "candidate"),
+    "lrc/cheap": ("flagship", "candidate"),
+}
+CHECK_ROLES = ("infrastructure-check", "floor-check")
 REFERENCE_MODELS_COMPONENT = "lrc.reference-models"
 REFERENCE_JUDGE = "lrc/judge"  # the embedded reference judge: only ever a judge, never a model under evaluation
 JUDGE_COMPONENT = "lrc.judge"
@@ -560,6 +572,17 @@ class Resolver:
                 guess = did_you_mean(model["id"], REFERENCE_MODELS)
                 self.diags.error("LRC3001", f"unknown embedded reference model '{model['id']}'", **spec.at("models", i, "id"),
                                  hint=f"did you mean {guess}?" if guess else f"embedded models: {', '.join(sorted(REFERENCE_MODELS))}")
+            allowed = REFERENCE_ROLES.get(model["id"])
+            role = model.get("role")
+            if allowed is not None and role not in allowed:
+                self.diags.error("LRC6011", f"{model['id']} cannot take the role '{role}'", **spec.at("models", i, "role"),
+                                 hint=f"its role is {' or '.join(allowed)}: "
+                                      + ("a calibration check is never scored" if allowed[0] in CHECK_ROLES else
+                                         "the embedded oracle and null model are the calibration checks"))
+            elif allowed is None and role in CHECK_ROLES and not model["id"].startswith("lrc/"):
+                self.diags.error("LRC6011", f"{model['id']} cannot be a calibration check ('{role}')", **spec.at("models", i, "role"),
+                                 hint="only lrc/oracle (infrastructure-check) and lrc/null (floor-check) have a known expected score; "
+                                      "score this model as flagship, candidate or baseline")
             if model_ids.count(model["id"]) > 1 and model_ids.index(model["id"]) != i:
                 self.diags.error("LRC6007", f"model '{model['id']}' is listed twice", **spec.at("models", i, "id"))
             if model["id"] not in data["pricing"]:

@@ -288,7 +288,7 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
         if task:  # a seed-000 task: lrc.runtime.tasks.runner drives the edition's agentic loop
             system = task_planning.system_spec(plan, spec.system)
             if model.get("reference"):
-                CURRENT.set(ReferenceContext(task_policies(spec.workload, item), item))
+                CURRENT.set(ReferenceContext(task_policies(spec.workload, item), item, workload=spec.workload))
         else:
             workload = plan["workloads"][spec.workload]
             system_ref = workload["spec"]["systems"][spec.system]["system"]
@@ -299,7 +299,7 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
                 toolbox = await asyncio.to_thread(tools_module.Toolbox, item,  # off the loop: it may run SQL
                                                   max_result_chars=use["tools"].get("max_result_chars", 20000))
             if model.get("reference"):
-                CURRENT.set(ReferenceContext(modules[workload["spec"]["reference"]["implementation"]], item))
+                CURRENT.set(ReferenceContext(modules[workload["spec"]["reference"]["implementation"]], item, workload=spec.workload))
         runner = modules[system["implementation"]]
 
         async def call(step: int, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> Turn:

@@ -6,7 +6,13 @@ keys or network, and they bound every workload from both sides:
 - `lrc/oracle` answers from the item's answer key, but only for what it can see in the
   conversation; it must pass 100% (the infrastructure check, never scored);
 - `lrc/null` answers nothing (on a task: submits the input unchanged); it must pass 0%;
-- `lrc/baseline` is each workload's deterministic non-LLM heuristic: an honest floor.
+- `lrc/baseline` is each workload's deterministic non-LLM heuristic: an honest floor;
+- `lrc/careful` and `lrc/cheap` are the demo's *reference candidates*: deterministic stand-ins
+  for a flagship and a cheap model, so that the demo's rate card shows what the product is
+  (rates, CPO intervals, multipliers, a frontier premium, a workload no model qualifies on).
+  Each answers a fixed share of a workload's items like the oracle and the others like the
+  baseline (`CANDIDATES`); their prices are declared in the demo edition ("demo price") and
+  every report labels them "demo model, demo price". They measure the harness, not any model.
 
 The workload's behaviour comes from its `reference` component; the current workload and
 item reach the handler through a context variable the runtime sets around each run (they
@@ -21,8 +27,10 @@ imported by `lrc report` and by a resume with nothing to do, which must not pay 
 from __future__ import annotations
 
 import contextvars
+import hashlib
 import json
 import math
+import re
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -31,10 +39,10 @@ from lrc.runtime.models import offline  # noqa: F401 - must precede the litellm 
 from lrc.runtime.workloads.base import Item, Reply
 
 COMPONENT_ID = "lrc.reference-models"
-COMPONENT_VERSION = 4
+COMPONENT_VERSION = 5
 
 PROVIDER = "lrc"
-MODELS = ("oracle", "null", "baseline")
+MODELS = ("oracle", "null", "baseline", "careful", "cheap")
 JUDGE = "judge"
 """`lrc/judge`, the embedded reference judge: deterministic, it scores the anonymized output
 shown to it from the item's answer key (the workload's `reference.judge`), so the whole judge
@@ -46,6 +54,49 @@ class ReferenceContext:
     policies: ModuleType  # the workload's reference component
     item: Item
     material: dict[str, Any] | None = None  # set for a judge call: what the judge is shown
+    workload: str = ""  # the workload or task ref (e.g. `extract.invoice.v4`): the candidates' skill is per workload
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A reference candidate's skill: which items it answers like `lrc/oracle`, which like
+    `lrc/baseline`.
+
+    `misses[workload id]` of every 15 consecutive item indices (default `default_misses`) are
+    answered like the baseline, at positions fixed by a digest of (model, workload), so a
+    cell's share is exact at n = 15 and the same items are missed under every system (the
+    agentic multiplier compares like with like). A task has one item: it is missed when its
+    id is in `tasks_missed`. The baseline may still pass a missed item: that is measured, not
+    assumed."""
+
+    misses: dict[str, int]
+    default_misses: int
+    tasks_missed: frozenset[str]
+
+
+#: Tuned on the demo edition's public seed so that its card shows every kind of line: the
+#: cheap model qualifies on triage and invoices (the cheapest qualifying, with a frontier
+#: premium over the flagship), the careful one qualifies on most workloads, and neither on
+#: reconcile.ledger (a workload with no qualifying model).
+CANDIDATES: dict[str, Candidate] = {
+    "careful": Candidate(misses={"reconcile.ledger": 6}, default_misses=1,
+                         tasks_missed=frozenset({"fa.extend-quarter"})),
+    "cheap": Candidate(misses={"triage.ap-inbox": 1, "extract.invoice": 2, "reconcile.ledger": 8}, default_misses=5,
+                       tasks_missed=frozenset({"fa.extend-quarter", "fa.fix-cash-flow", "fa.fix-sign"})),
+}
+
+_VERSION_SUFFIX = re.compile(r"\.v[0-9]+$")
+
+
+def candidate_answers_well(name: str, workload: str, item: Item) -> bool:
+    """Whether reference candidate `name` answers this item like the oracle (see `Candidate`)."""
+    skill = CANDIDATES[name]
+    workload_id = _VERSION_SUFFIX.sub("", workload)
+    if workload_id.startswith("fa."):  # a seed-000 task: one item
+        return workload_id not in skill.tasks_missed
+    misses = skill.misses.get(workload_id, skill.default_misses)
+    offset = int.from_bytes(hashlib.sha256(f"{name}|{workload_id}".encode()).digest()[:4], "big") % 15
+    return (item.index + offset) % 15 >= misses
 
 
 CURRENT: contextvars.ContextVar[ReferenceContext | None] = contextvars.ContextVar("lrc_reference_context", default=None)
@@ -96,6 +147,10 @@ def respond(model: str, messages: list[dict[str, Any]], tools: list[dict[str, An
     if name == "oracle":
         return ctx.policies.oracle(messages, tools, ctx.item)
     if name == "baseline":
+        return ctx.policies.baseline(messages, tools)
+    if name in CANDIDATES:
+        if candidate_answers_well(name, ctx.workload, ctx.item):
+            return ctx.policies.oracle(messages, tools, ctx.item)
         return ctx.policies.baseline(messages, tools)
     if name == JUDGE:
         if ctx.material is None:

@@ -29,6 +29,8 @@ import io
 import re
 from typing import Any
 
+from lrc.runtime.report.labels import model_label
+
 #: Colours: scored models in a fixed cycle (by model id order), checks of the harness in grey.
 _COLOURS = ("#1f5fa8", "#c2410c", "#15803d", "#7e22ce", "#b91c1c", "#0f766e", "#a16207", "#be185d")
 _CHECK = "#8a8a8a"
@@ -126,7 +128,7 @@ def _panel(ax, panel: dict[str, Any], colour: dict[str, str], threshold: float) 
         ax.errorbar([x], [p["pass_rate"]], xerr=xerr, yerr=yerr, fmt="o" if not p["check"] else "s",
                     color=c, ecolor=c, elinewidth=1, capsize=3, markersize=5.5,
                     markerfacecolor=c if not p["check"] else "white", zorder=3)
-        label = p["model"] + (" (check)" if p["check"] else "")
+        label = model_label(p["model"]) + (" (check)" if p["check"] else "")
         in_band = p["cpo"] is None
         ax.annotate(label, (x, p["pass_rate"]), xytext=(-7 if in_band else 6, 4 - 9 * (i % 2)), textcoords="offset points",
                     fontsize=7, color=c, zorder=4, ha="right" if in_band else "left")

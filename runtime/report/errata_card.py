@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
+from lrc.runtime.report.labels import model_label
+
 CELL_KEY = ("workload", "model", "system")
 COMPARED = ("n", "passes", "pass_rate", "cost_usd", "cpo_usd")
 
@@ -61,7 +63,7 @@ def describe(correction: Mapping[str, Any], code: Mapping[str, Any]) -> str:
     price = correction["price"]
     block = price["pricing"]
     classes = ", ".join(f"{k} {block[k]}" for k in ("input", "cached_input", "cache_write", "output", "reasoning") if k in block)
-    return f"price of {price['model']} corrected to {classes} USD per {block['per_tokens']:,} tokens ({block['source']}, as of {block['as_of']})"
+    return f"price of {model_label(price['model'])} corrected to {classes} USD per {block['per_tokens']:,} tokens ({block['source']}, as of {block['as_of']})"
 
 
 def section(rows: list[Mapping[str, Any]], edition: Mapping[str, Any]) -> list[str]:
@@ -86,6 +88,6 @@ def section(rows: list[Mapping[str, Any]], edition: Mapping[str, Any]) -> list[s
     for c in compared:
         old, new = _side(c["old"]), _side(c["new"])
         mark = "**CHANGED**" if c["changed"] else "no"
-        out.append(f"| {c['workload']} | {c['model']} | {c['system']} | {old[0]} → {new[0]} | {old[1]} → {new[1]} | "
+        out.append(f"| {c['workload']} | {model_label(c['model'])} | {c['system']} | {old[0]} → {new[0]} | {old[1]} → {new[1]} | "
                    f"{old[2]} → {new[2]} | {mark} |")
     return out + [""]

@@ -39,6 +39,7 @@ from typing import Any, Mapping
 from lrc.runtime.lock import judges as judge_models
 from lrc.runtime.report import charts
 from lrc.runtime.report.aggregate import CHECK_ROLES, DEFAULT_REPLICATES, SCORED_ROLES
+from lrc.runtime.report.labels import model_label
 from lrc.runtime.report.ratecard import DEFAULT_DISCLAIMER, PARTIAL_NOTE, _cpo, _items_per_card, _pass, _rate, _ratio, _usd, _wilson
 from lrc.runtime.report.stats import _resamples
 
@@ -221,19 +222,19 @@ def _rate_card(plan: Mapping[str, Any], cells: Mapping[tuple, dict[str, Any]], d
             else:
                 best = info["cheapest_qualifying"]
                 best_cell = cells.get((workload, best["model"], system)) if best else None
-                cheapest = (f"{_rate(best_cell, items)} ({best['model']}, cheapest qualifying){_zero_note(plan, best['model'])}"
+                cheapest = (f"{_rate(best_cell, items)} ({model_label(best['model'])}, cheapest qualifying){_zero_note(plan, best['model'])}"
                             if best_cell is not None
-                            else f"{best['model']}: {NOT_RUN}" if best else f"no qualifying model at pass ≥ {threshold}")
+                            else f"{model_label(best['model'])}: {NOT_RUN}" if best else f"no qualifying model at pass ≥ {threshold}")
                 if best_cell is not None:
                     evidence.append(_evidence(best_cell))
                 parts = []
                 for f in info["flagships"] or [{"model": m, "run": False} for m in flagships]:
                     cell = cells.get((workload, f["model"], system))
                     if cell is None:
-                        parts.append(f"{f['model']}: {NOT_RUN}")
+                        parts.append(f"{model_label(f['model'])}: {NOT_RUN}")
                     else:
                         premium = f" · frontier premium {_ratio(_dec(f.get('frontier_premium')))}" if best else ""
-                        parts.append(f"{_rate(cell, items)} ({f['model']}, flagship){_zero_note(plan, f['model'])}{premium}")
+                        parts.append(f"{_rate(cell, items)} ({model_label(f['model'])}, flagship){_zero_note(plan, f['model'])}{premium}")
                         if not best or best["model"] != f["model"]:
                             evidence.append(_evidence(cell))
                 flag = "; ".join(parts) or "no flagship in this edition"
@@ -260,7 +261,7 @@ def _zero_note(plan: Mapping[str, Any], model: str) -> str:
 
 
 def _evidence(cell: Mapping[str, Any]) -> str:
-    return f"{cell['model']}: {_pass(cell)}, Wilson {_wilson(cell)}, CPO {_cpo(cell)}"
+    return f"{model_label(cell['model'])}: {_pass(cell)}, Wilson {_wilson(cell)}, CPO {_cpo(cell)}"
 
 
 def _dec(value: Any) -> Decimal | None:
@@ -286,7 +287,7 @@ def _multipliers(plan: Mapping[str, Any], derived: Any, cells: Mapping[tuple, An
                     a, s = cells[(workload, model, "agentic")], cells[(workload, model, "single-shot")]
                     value = "n/a (" + ("no single-shot success" if not s["passes"] else "no agentic success" if not a["passes"]
                                        else "single-shot CPO is $0.00") + ")"
-            rows.append([plan["workloads"][workload]["spec"]["rate_card"]["job"], workload, model, value])
+            rows.append([plan["workloads"][workload]["spec"]["rate_card"]["job"], workload, model_label(model), value])
     if not rows:
         return "<p>No workload of this edition runs both systems.</p>"
     return _table(["job", "workload", "model", "agentic CPO ÷ single-shot CPO"], rows)
@@ -358,7 +359,7 @@ def _workload_section(plan: Mapping[str, Any], out: Path | None, workload: str, 
             role = _role(plan, m)
             check = role in CHECK_ROLES
             if c is None:
-                rows.append([m, system, role, NOT_RUN, NOT_RUN, NOT_RUN, NOT_RUN, NOT_RUN, NOT_RUN, NOT_RUN, "—"])
+                rows.append([model_label(m), system, role, NOT_RUN, NOT_RUN, NOT_RUN, NOT_RUN, NOT_RUN, NOT_RUN, NOT_RUN, "—"])
                 continue
             p_q = PARTIAL_NOTE if partial else ("n/a" if c["p_qualifying"] is None else f"{c['p_qualifying']:.3f}")
             if check:
@@ -369,7 +370,7 @@ def _workload_section(plan: Mapping[str, Any], out: Path | None, workload: str, 
                 v = probs["models"].get(m)
                 p_c = "n/a" if v is None else f"{v:.3f}"
                 qual = "yes" if c["qualifying"] else "no"
-            rows.append([m, system, role + (" (check)" if check else ""), _pass(c), _wilson(c), p_q, p_c,
+            rows.append([model_label(m), system, role + (" (check)" if check else ""), _pass(c), _wilson(c), p_q, p_c,
                          _usd(Decimal(c["cost_usd"])), _cpo(c), qual, _cell_notes(c)])
         if probs.get("none") is not None:
             rows.append(["(no model qualifies)", system, "—", "", "", "", f"{probs['none']:.3f}", "", "", "", "share of bootstrap replicates"])
@@ -419,7 +420,7 @@ def _failures(out: Path | None, workload: str, systems: Mapping[str, list[str]],
         where = check.get("location") if check else None
         loc = where if isinstance(where, str) else "—" if where is None else json.dumps(where, ensure_ascii=False, sort_keys=True)
         parts.append(
-            f"<div class=\"failure\"><p><strong>{esc(m)}</strong> · {esc(system)} · item {esc(r['item'])} "
+            f"<div class=\"failure\"><p><strong>{esc(model_label(m))}</strong> · {esc(system)} · item {esc(r['item'])} "
             f"(repetition {esc(r['repetition'])}): {esc(r['evaluation'].get('final_disposition', r['evaluation'].get('verdict')))}; "
             f"categories {esc(', '.join(r['evaluation'].get('failure_categories') or []) or '—')}<br>"
             f"failing check <code>{esc(check['id'] if check else 'none recorded')}</code> at <code>{esc(loc)}</code>: "
@@ -456,11 +457,11 @@ def _judge(plan: Mapping[str, Any], summary: Mapping[str, Any] | None) -> str:
             for m in models:
                 c = done.get((workload, m, system))
                 if c is None:
-                    rows.append([workload, m, system, NOT_RUN, NOT_RUN, NOT_RUN, NOT_RUN, NOT_RUN])
+                    rows.append([workload, model_label(m), system, NOT_RUN, NOT_RUN, NOT_RUN, NOT_RUN, NOT_RUN])
                     continue
                 spot = c.get("human_spot_check") or {}
                 second = c.get("second_judge")
-                rows.append([workload, m, system, c["judge_calls"], c["judge_skipped_after_deterministic_fail"],
+                rows.append([workload, model_label(m), system, c["judge_calls"], c["judge_skipped_after_deterministic_fail"],
                              _usd(Decimal(c["grading_cost_usd"])),
                              f"{second['agreed']}/{second['graded']} agreed" if second else "not sampled",
                              c.get("methodology_note") or c.get("review") or (spot and spot.get("note")) or "—"])
@@ -500,7 +501,7 @@ def _prices(plan: Mapping[str, Any]) -> str:
     for m, e in sorted(plan["models"].items()):
         p = e["price"]
         zero = _zero_priced(plan, m)
-        rows.append([m, e["role"], f"${p.get('input')} / ${p.get('output')} per {p.get('per_tokens'):,} tokens"
+        rows.append([model_label(m), e["role"], f"${p.get('input')} / ${p.get('output')} per {p.get('per_tokens'):,} tokens"
                      + (" — $0: this model is not billed, so its costs and CPO are $0.00" if zero else ""),
                      p.get("as_of"), p.get("source", "—")])
     return _table(["model", "role", "frozen price (input / output)", "as of", "source"], rows)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from lrc.runtime.pricing import format_usd
 from lrc.runtime.report.aggregate import CELL_KEY, CHECK_ROLES, exact_cpo
+from lrc.runtime.report.labels import model_label
 from lrc.runtime.report.stats import MONEY_CONTEXT
 from lrc.runtime.report.errata_card import section as errata_section
 
@@ -128,7 +129,7 @@ def _ratio(value: Decimal | None) -> str:
 
 
 def _evidence(cell: Mapping[str, Any]) -> str:
-    return f"  - {cell['model']}: pass {_pass(cell)}, Wilson 95% {_wilson(cell)}; CPO {_cpo(cell)}"
+    return f"  - {model_label(cell['model'])}: pass {_pass(cell)}, Wilson 95% {_wilson(cell)}; CPO {_cpo(cell)}"
 
 
 def _quality_bar(cells: list[dict[str, Any]], threshold: str) -> str:
@@ -160,16 +161,16 @@ def _rate_line(workload: str, system: str, info: Mapping[str, Any],
     cheapest = info["cheapest_qualifying"]
     if cheapest:
         cell = by_key[(workload, cheapest["model"], system)]
-        parts.append(f"{_rate(cell, items)} ({cheapest['model']}, cheapest qualifying)")
+        parts.append(f"{_rate(cell, items)} ({model_label(cheapest['model'])}, cheapest qualifying)")
         evidence.append(_evidence(cell))
     else:
         parts.append(f"no qualifying model at pass ≥ {threshold}")
     for flagship in info["flagships"]:
         cell = by_key.get((workload, flagship["model"], system))
         if cell is None:
-            parts.append(f"flagship {flagship['model']} not run")
+            parts.append(f"flagship {model_label(flagship['model'])} not run")
             continue
-        parts.append(f"{_rate(cell, items)} ({flagship['model']}, flagship)")
+        parts.append(f"{_rate(cell, items)} ({model_label(flagship['model'])}, flagship)")
         if not cheapest or cheapest["model"] != flagship["model"]:
             evidence.append(_evidence(cell))
         if cheapest:
@@ -203,7 +204,7 @@ def _partial_banner(coverage: Mapping[str, Any]) -> list[str]:
     ]
     for c in coverage["cells"]:
         if c["made"] < c["planned"]:
-            lines.append(f"- {c['workload']} · {c['model']} · {c['system']}: {c['made']} of {c['planned']}")
+            lines.append(f"- {c['workload']} · {model_label(c['model'])} · {c['system']}: {c['made']} of {c['planned']}")
     return lines + [""]
 
 
@@ -234,7 +235,7 @@ def _cell_table(cells: list[dict[str, Any]], threshold: str,
         p_q = PARTIAL_NOTE if partial else ("n/a" if c["p_qualifying"] is None else f"{c['p_qualifying']:.3f}")
         role = f"{c['role']} (check)" if is_check else c["role"]
         lines.append("| " + " | ".join(_esc(v) for v in (
-            c["model"], c["system"], role, _pass(c), _wilson(c), p_q,
+            model_label(c["model"]), c["system"], role, _pass(c), _wilson(c), p_q,
             _usd(Decimal(c["cost_usd"])), _cpo(c), qualifying, "; ".join(notes) or "—",
         )) + " |")
     return lines
@@ -331,7 +332,7 @@ def rate_card_markdown(cells: pl.DataFrame, derived: Mapping[str, Any] | str,
                    for m, v in info["agentic_multiplier"].items()]
     if multipliers:
         out += ["## Agentic multiplier (agentic CPO ÷ single-shot CPO)", ""]
-        out += [f"- {_items_per_card(edition, w)[0]} · {m}: {_ratio(v)}" for w, m, v in multipliers]
+        out += [f"- {_items_per_card(edition, w)[0]} · {model_label(m)}: {_ratio(v)}" for w, m, v in multipliers]
         out.append("")
     return "\n".join(out + _cells_and_footer(rows, threshold, edition, brand, reused, reuse_totals))
 
@@ -399,7 +400,7 @@ def reliability_section(rows: list[Mapping[str, Any]], edition: Mapping[str, Any
                                *(f"pass^{k}" for k in ks), *(f"pass@{k}" for k in ks), "consistency"]) + " |",
            "|" + "---|" * (5 + 2 * K)]
     for c in rows:
-        cells = [c["workload"], c["model"], c["system"], denominator(c) if c["n"] else "n/a (0 graded)",
+        cells = [c["workload"], model_label(c["model"]), c["system"], denominator(c) if c["n"] else "n/a (0 graded)",
                  *(_share(c.get(f"pass_hat_{k}")) for k in ks), *(_share(c.get(f"pass_at_{k}")) for k in ks),
                  (f"{c['consistent_items']}/{c['repeated_items']} items ({c['consistency']:.3f})"
                   if c.get("repeated_items") else "n/a (no item repeated)")]
@@ -430,7 +431,7 @@ def paired_section(paired: Mapping[str, Any] | None) -> list[str]:
                 interval = ("n/a (no item differs)" if not row["diff"]
                             else "n/a (every item differs by the same amount; see the sign test)")
             out.append("| " + " | ".join(_esc(v) for v in (
-                pair["model"], f"{pair['a']} → {pair['b']}", row.get("workload", "**overall**"), row["items"],
+                model_label(pair["model"]), f"{pair['a']} → {pair['b']}", row.get("workload", "**overall**"), row["items"],
                 _share(a["pass_rate"]), _share(b["pass_rate"]), f"{diff} {interval}", f"{row['sign_test_p']:.3g}",
                 _side_cpo(a), _side_cpo(b), _side_steps(a), _side_steps(b),
                 ", ".join(row["categories"]["removed"]) or "—", ", ".join(row["categories"]["added"]) or "—",

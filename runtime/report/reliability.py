@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from lrc.runtime.report.stats import clustered_pass_rate, pass_k_curves
+from lrc.runtime.report.labels import model_label
 
 NOT_RUN = "not run"
 FINANCIAL = "financial-incorrectness"
@@ -247,7 +248,7 @@ def data(plan: dict[str, Any], folder: Path | None, exclusions: list[dict[str, A
 
 
 def _cell_row(cell: dict[str, Any], k: int) -> str:
-    head = f"| {cell['task']} | {cell['split']} | {cell['model']} | {cell['system']} |"
+    head = f"| {cell['task']} | {cell['split']} | {model_label(cell['model'])} | {cell['system']} |"
     r = cell["result"]
     if r == NOT_RUN:
         return head + " not run |" * 8
@@ -313,7 +314,7 @@ def markdown(report: dict[str, Any]) -> str:
                 cpo = " / ".join("∞ (no success)" if row[x]["cpo_usd"] is None else f"${row[x]['cpo_usd']}" for x in ("a", "b"))
                 removed = ", ".join(row["categories"]["removed"]) or "none"
                 added = ", ".join(row["categories"]["added"]) or "none"
-                lines.append(f"| {pair['model']} | {pair['a']} → {pair['b']} | {row['workload']} | {row['a']['passes']}/{row['a']['runs']} |"
+                lines.append(f"| {model_label(pair['model'])} | {pair['a']} → {pair['b']} | {row['workload']} | {row['a']['passes']}/{row['a']['runs']} |"
                              f" {row['b']['passes']}/{row['b']['runs']} | {row['diff']:+.2f} ({interval}) | {row['sign_test_p']:.3g} | {cpo} |"
                              f" {row['a']['steps_per_run']} / {row['b']['steps_per_run']} | {removed} / {added} |")
     lines += ["", "## Important failures", ""]
@@ -325,7 +326,7 @@ def markdown(report: dict[str, Any]) -> str:
         for system, examples in sorted(report["important_failures"].items()):
             for e in examples:
                 reviewer = f"; reviewer: {e['assigned_category']}" if e.get("assigned_category") else ""
-                lines.append(f"- **{system}**, {e['task']} on {e['model']} ({e['verdict']}, {e['primary_category']}{reviewer}): "
+                lines.append(f"- **{system}**, {e['task']} on {model_label(e['model'])} ({e['verdict']}, {e['primary_category']}{reviewer}): "
                              f"{e['validator']} at {e['location'] or 'the artifact'} — {e['message']}. "
                              f"Trace: `{e['run']}`; last reply: “{e['trace_excerpt']}”")
     lines += ["", "## Exclusions, crashes and missing measurements", ""]

@@ -32,6 +32,7 @@ from lrc.runtime.pricing import call_cost, decimal_str, price_for
 from lrc.runtime.failures import categorize
 from lrc.runtime.report.aggregate import reliability_fields
 from lrc.runtime.report.categories import evaluation_fields
+from lrc.runtime.report.labels import model_label
 from lrc.runtime.report.ratecard import pass_text
 from lrc.runtime.tasks import grade as task_grade
 from lrc.runtime.tasks import planning, prompt, runner
@@ -206,7 +207,7 @@ def rate_card_section(block: dict[str, Any]) -> str:
         wilson = "n/a" if c["wilson_95"] is None else f"{c['wilson_95'][0]:.2f}–{c['wilson_95'][1]:.2f}"
         cps = f"${c['cost_per_success_usd']}" if c["cost_per_success_usd"] is not None else f"∞ (no success; spent ${c['cost_usd']})"
         role = "" if c["role"] not in ("infrastructure-check", "floor-check") else f" ({c['role']})"
-        lines.append(f"| {c['task']} | {block['split_manifest'].get(c['task'], '?')} | {c['model']}{role} | {c['system']} | "
+        lines.append(f"| {c['task']} | {block['split_manifest'].get(c['task'], '?')} | {model_label(c['model'])}{role} | {c['system']} | "
                      f"{c['pass_rate']} | {wilson} | {c['partials']} | {c['budget_exceeded']} | ${c['cost_usd']} | {cps} |")
     lines.append("")
     return "\n".join(lines) + "\n"
