@@ -8,7 +8,8 @@ segment (`trend.Segment`: one workload version); where the version changes a dot
 rule stands between the two editions with the annotation "workload v4 → v5: not comparable",
 and the next segment starts afresh. A cell with no success has an infinite CPO: it is drawn
 in the grey "no success" band at the top, never at $0, and no line runs through it. Filled
-markers qualify (pass rate ≥ the bar), hollow ones do not.
+markers qualify (pass rate ≥ the bar), hollow ones do not; the legend names each line (model ·
+system: solid single-shot, dashed agentic).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from lrc.runtime.publish.trend import WorkloadTrend
 from lrc.runtime.report import charts
 
 _LINESTYLE = {"single-shot": "-", "agentic": "--"}
+_DODGE = {"single-shot": -0.06, "agentic": 0.06}
 TREND_W, TREND_H = 9.2, 4.2
 
 
@@ -39,13 +41,17 @@ def trend_svg(trend: WorkloadTrend, footer: str) -> str:
                 color="#555555")
         models = sorted({s.model for s in trend.series})
         colour = {m: charts._COLOURS[i % len(charts._COLOURS)] for i, m in enumerate(models)}
+        from matplotlib.lines import Line2D
+
+        handles: list = []
         for s in trend.series:
             c = colour[s.model]
             style = _LINESTYLE.get(s.system, ":")
-            for seg_index, seg in enumerate(s.segments):
+            dodge = _DODGE.get(s.system, 0.0)  # systems side by side at an edition, so equal CPOs stay apart
+            for seg in s.segments:
                 run: list[tuple[float, float]] = []  # consecutive finite points of this segment
                 for p in seg.points:
-                    x = x_of[p.edition_id]
+                    x = x_of[p.edition_id] + dodge
                     if p.cpo is None:
                         _flush(ax, run, c, style)
                         run = []
@@ -59,18 +65,17 @@ def trend_svg(trend: WorkloadTrend, footer: str) -> str:
                     ax.plot([x], [y], marker="o", markersize=5, color=c, markerfacecolor=c if p.qualifying else "white",
                             linestyle="none", zorder=4)
                 _flush(ax, run, c, style)
-                last = seg.points[-1]
-                if seg_index == len(s.segments) - 1:
-                    y = sum(band) / 2 if last.cpo is None else float(last.cpo)
-                    ax.annotate(f"{s.model} · {s.system}", (x_of[last.edition_id], y), xytext=(6, 0),
-                                textcoords="offset points", fontsize=6.5, color=c, va="center")
+            handles.append(Line2D([], [], color=c, linestyle=style, marker="o", markersize=4, linewidth=1.3,
+                                  label=f"{s.model} · {s.system}"))
         for b in trend.breaks:
             x = (x_of[b.after_edition] + x_of[b.before_edition]) / 2
             ax.axvline(x, color="#7c2d12", linestyle=":", linewidth=1.2, zorder=1)
             ax.text(x, top * 1.06, b.annotation, rotation=90, ha="right", va="top", fontsize=7, color="#7c2d12")
         ax.set_xticks(range(len(trend.editions)))
         ax.set_xticklabels([f"{e[0]}\n{e[1]} · v{e[2]}" for e in trend.editions], fontsize=7)
-        ax.set_xlim(-0.5, len(trend.editions) - 0.5 + 0.9)
+        ax.set_xlim(-0.5, len(trend.editions) - 0.5)
+        if handles:
+            ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=6.5, frameon=False)
         ax.set_ylim(-top * 0.05, band[1])
         from matplotlib.ticker import FuncFormatter, MaxNLocator
 
