@@ -101,6 +101,13 @@ def test_report_with_history_draws_the_trend_and_without_it_nothing_changes(publ
     assert res.returncode == 0, res.stderr
     again = (run / "report.html").read_text(encoding="utf-8")
     assert again == page  # same history, same page
+    # A package of the page with its trend still verifies: the section is set aside (its history is not packed).
+    target = tmp_path / "pkg.tar.gz"
+    res = run_lrc("package", run, "--out", target, "--plan", lock)
+    assert res.returncode == 0, res.stderr
+    res = run_lrc("verify", target)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "Trend across editions" in res.stdout + res.stderr
     res = run_lrc("report", lock, "--out", run)
     assert res.returncode == 0, res.stderr
     assert (run / "report.html").read_bytes() == (shared_out / "report.html").read_bytes()

@@ -164,6 +164,8 @@ def test_the_section_is_deterministic_and_draws_the_break(history):
     assert "This edition is not in the history" not in first
     page = trend_page.with_section("<main><h2>Judge</h2></main>", first)
     assert page.index("Trend across editions") < page.index("<h2>Judge</h2>")
+    assert trend_page.without_section(page.encode("utf-8")) == (b"<main><h2>Judge</h2></main>", True)
+    assert trend_page.without_section(b"<main><h2>Judge</h2></main>") == (b"<main><h2>Judge</h2></main>", False)
 
 
 def test_svg_is_byte_identical_across_processes(history, tmp_path):

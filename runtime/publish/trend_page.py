@@ -87,3 +87,15 @@ def with_section(page: str, section_html: str) -> str:
     if page.count(ANCHOR) != 1:
         raise ValueError("report.html has no single judge section to place the trend before")
     return page.replace(ANCHOR, section_html + "\n" + ANCHOR, 1)
+
+
+def without_section(page: bytes) -> tuple[bytes, bool]:
+    """The page bytes with the trend section (as `with_section` inserted it) taken out, and
+    whether it had one: `lrc verify` rebuilds the page without the history and compares the rest."""
+    head, found, rest = page.partition(HEADING.encode("utf-8"))
+    if not found:
+        return page, False
+    _, anchor, tail = rest.partition(("\n" + ANCHOR).encode("utf-8"))
+    if not anchor:
+        return page, False  # not the section `with_section` wrote: compared as it is (and differs)
+    return head + ANCHOR.encode("utf-8") + tail, True
