@@ -17,10 +17,14 @@ for a missing folder, an unknown run key or a category not in the locked taxonom
 `lrc regrade` exits 1 for an unknown erratum or an excluded item the folder does not hold, 4 when it
 refuses the folder (another plan), the lock or the code (not the erratum's corrected code), 6 when
 NEW_DIR is RUN_DIR or not a new, empty folder; 5 as `report` when calibration fails after the corrections.
+`lrc publish` exits 4 when it refuses the run folder (partial, runs still excluded, calibration failed,
+no outputs, another plan), the history (a foreign or damaged file) or a second publication of a plan
+with other rows (the same rows again is a no-op, exit 0); 6 when the history folder cannot be written.
+`lrc report --history DIR` exits 4 for a foreign or damaged history, 6 when report.html cannot be written.
 `lrc diff` follows Terraform's -detailed-exitcode: 0 nothing changed, 2 something changed,
 1 error (spec errors, a bad ref or lock).
 The compile path imports neither litellm nor polars nor the runtime: `execute`, `report`, `merge`,
-`render`, `review`, `categorize`, `preregister`, `package`, `verify` and `regrade` import the runtime lazily.
+`render`, `review`, `categorize`, `preregister`, `package`, `verify`, `regrade` and `publish` import the runtime lazily.
 """
 
 from __future__ import annotations
@@ -119,6 +123,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="print the path of RUN_DIR/report.html (always written); with a lock and no run folder: the "
                         "pre-registration page from the lock alone, every result 'not run' (printed, or written to --html-out)")
     r.add_argument("--html-out", type=Path, metavar="FILE", help="with --html and no run folder: write the pre-registration page here")
+    r.add_argument("--history", type=Path, metavar="DIR",
+                   help="with a run folder: add the 'Trend across editions' section (CPO per workload version across the "
+                        "editions published to DIR by `lrc publish`) to RUN_DIR/report.html")
 
     pg = sub.add_parser("preregister", help="the reliability report's template from the lock alone, every result 'not run' (tasks)")
     pg.add_argument("lock", type=Path, metavar="PLAN.lock")
@@ -165,6 +172,13 @@ def _parser() -> argparse.ArgumentParser:
     rg.add_argument("--plan", type=Path, metavar="PLAN.lock",
                     help="the lock RUN_DIR was run with (default: generated/<edition>/plan.lock of the edition in its journal)")
     rg.add_argument("--seed-file", type=Path, help="the held-out seed of a held-out edition")
+
+    pb = sub.add_parser("publish", help="append a finished run folder's cells to a results history (append-only parquet, one file per edition)")
+    pb.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="an `lrc execute --out` folder holding every planned run (never a partial one)")
+    pb.add_argument("--history", type=Path, required=True, metavar="DIR",
+                    help="the history folder: DIR/<edition>-<plan digest prefix>.parquet per published edition (created if absent)")
+    pb.add_argument("--plan", type=Path, metavar="PLAN.lock",
+                    help="the lock RUN_DIR was run with (default: generated/<edition>/plan.lock of the edition in its journal)")
 
     vf = sub.add_parser("verify", help="recompute every published number of a reproducibility package offline and compare")
     vf.add_argument("package", type=Path, metavar="PKG.tar.gz")
@@ -504,11 +518,15 @@ def _cmd_report(args) -> int:
         print("lrc report: give the run folder (--out RUN_DIR, or RUN_DIR in place of the lock), or --html for the "
               "pre-registration page from the lock alone", file=sys.stderr)
         return EXIT_USAGE
+    if args.history is not None and out is None:
+        print("lrc report: --history draws the trend on a run folder's page; give the run folder (RUN_DIR, or --out RUN_DIR)",
+              file=sys.stderr)
+        return EXIT_USAGE
     if (refused := _not_a_lock(lock, "report")) is not None:
         return refused
     from lrc.runtime.execute import report_cli
 
-    return report_cli(lock, out, html=args.html, html_out=args.html_out)
+    return report_cli(lock, out, html=args.html, html_out=args.html_out, history=args.history)
 
 
 def _cmd_preregister(args) -> int:
@@ -541,6 +559,12 @@ def _cmd_regrade(args) -> int:
     from lrc.runtime.errata import regrade_cli
 
     return regrade_cli(args.run_dir, args.erratum, args.out, plan_path=args.plan, seed_file=args.seed_file)
+
+
+def _cmd_publish(args) -> int:
+    from lrc.runtime.publish.publish_cli import publish_cli
+
+    return publish_cli(args.run_dir, args.history, plan_path=args.plan)
 
 
 def _cmd_verify(args) -> int:
@@ -696,7 +720,8 @@ def _cmd_explain(args) -> int:
 COMMANDS = {"compile": _cmd_compile, "bump": _cmd_bump, "diff": _cmd_diff, "render": _cmd_render, "execute": _cmd_execute,
             "estimate": _cmd_estimate, "report": _cmd_report, "preregister": _cmd_preregister, "merge": _cmd_merge,
             "explain": _cmd_explain, "seed": _cmd_seed, "pricing": _cmd_pricing, "review": _cmd_review,
-            "categorize": _cmd_categorize, "package": _cmd_package, "verify": _cmd_verify, "regrade": _cmd_regrade}
+            "categorize": _cmd_categorize, "package": _cmd_package, "verify": _cmd_verify, "regrade": _cmd_regrade,
+            "publish": _cmd_publish}
 
 
 def main(argv: list[str] | None = None) -> int:

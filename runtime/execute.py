@@ -843,10 +843,25 @@ def estimate_cli(lock_path: Path, request: dict[str, Any] | None = None) -> int:
     return EXIT_OK
 
 
-def report_cli(lock_path: Path, out: Path | None, html: bool = False, html_out: Path | None = None) -> int:
+def report_cli(lock_path: Path, out: Path | None, html: bool = False, html_out: Path | None = None,
+               history: Path | None = None) -> int:
     """Rebuild every output of a run folder from its journal, without calling any model.
     `html`: end with the path of the folder's report.html (written either way). With no run
-    folder (`out` None): the pre-registration page from the lock alone (`report.html`)."""
+    folder (`out` None): the pre-registration page from the lock alone (`report.html`).
+    `history`: then add the "Trend across editions" section from that results history
+    (`lrc.runtime.publish`) to report.html; the exit code is the report's unless the trend fails."""
+    if history is not None and out is not None:
+        code = report_cli(lock_path, out, html=html, html_out=html_out)
+        if code not in (EXIT_OK, EXIT_INCOMPLETE, EXIT_CALIBRATION):
+            return code
+        from lrc.runtime.publish.publish_cli import add_trend
+
+        try:
+            lock = load_verified(lock_path)
+        except Refused as exc:
+            _say(f"lrc report: {exc}")
+            return EXIT_REFUSED
+        return add_trend(lock, out, history) or code
     if out is None:
         from lrc.runtime.report.html import preregister_cli
 
