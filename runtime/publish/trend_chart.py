@@ -19,6 +19,7 @@ import re
 
 from lrc.runtime.publish.trend import WorkloadTrend
 from lrc.runtime.report import charts
+from lrc.runtime.report.labels import model_label
 
 _LINESTYLE = {"single-shot": "-", "agentic": "--"}
 _DODGE = {"single-shot": -0.06, "agentic": 0.06}
@@ -66,7 +67,7 @@ def trend_svg(trend: WorkloadTrend, footer: str) -> str:
                             linestyle="none", zorder=4)
                 _flush(ax, run, c, style)
             handles.append(Line2D([], [], color=c, linestyle=style, marker="o", markersize=4, linewidth=1.3,
-                                  label=f"{s.model} · {s.system}"))
+                                  label=f"{model_label(s.model)} · {s.system}"))
         for b in trend.breaks:
             x = (x_of[b.after_edition] + x_of[b.before_edition]) / 2
             ax.axvline(x, color="#7c2d12", linestyle=":", linewidth=1.2, zorder=1)

@@ -18,6 +18,7 @@ from typing import Any, Mapping
 from lrc.runtime.publish import history as hist
 from lrc.runtime.publish.trend import WorkloadTrend, trends
 from lrc.runtime.publish.trend_chart import trend_svg
+from lrc.runtime.report.labels import model_label
 from lrc.runtime.report.html import esc, footer as standard_footer
 from lrc.runtime.report.ratecard import _usd
 
@@ -40,11 +41,11 @@ def _table(t: WorkloadTrend) -> str:
     for s in t.series:
         for seg in s.segments:
             if seg.annotation:
-                rows.append(f"<tr class=\"break\"><td colspan=\"{len(head)}\"><em>{esc(s.model)} · {esc(s.system)}: "
+                rows.append(f"<tr class=\"break\"><td colspan=\"{len(head)}\"><em>{esc(model_label(s.model))} · {esc(s.system)}: "
                             f"{esc(seg.annotation)} — the line breaks and restarts here</em></td></tr>")
             for p in seg.points:
                 qual = "n/a" if p.qualifying is None else ("yes" if p.qualifying else "no")
-                cells = [s.model, s.system, p.edition_id, p.edition_date, f"v{p.workload_version}", f"{p.passes}/{p.n}",
+                cells = [model_label(s.model), s.system, p.edition_id, p.edition_date, f"v{p.workload_version}", f"{p.passes}/{p.n}",
                          _cpo(p), qual]
                 rows.append("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in cells) + "</tr>")
     return ("<table class=\"trend\"><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead><tbody>\n"
