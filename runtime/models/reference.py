@@ -75,13 +75,16 @@ class Candidate:
 
 
 #: Tuned on the demo edition's public seed so that its card shows every kind of line: the
-#: cheap model qualifies on triage and invoices (the cheapest qualifying, with a frontier
-#: premium over the flagship), the careful one qualifies on most workloads, and neither on
-#: reconcile.ledger (a workload with no qualifying model).
+#: cheap model qualifies on triage, invoices and board briefs (the cheapest qualifying, with a
+#: frontier premium over the flagship) and misses the bar elsewhere, where the careful one is
+#: the cheapest qualifying; neither qualifies on reconcile.ledger (a workload with no
+#: qualifying model); on the tasks the cheap one passes 1 of 4 direct and 3 of 4 orchestrated
+#: (the validator-driven repair of lrc/baseline's partial job).
 CANDIDATES: dict[str, Candidate] = {
     "careful": Candidate(misses={"reconcile.ledger": 6}, default_misses=1,
                          tasks_missed=frozenset({"fa.extend-quarter"})),
-    "cheap": Candidate(misses={"triage.ap-inbox": 1, "extract.invoice": 2, "reconcile.ledger": 8}, default_misses=5,
+    "cheap": Candidate(misses={"triage.ap-inbox": 1, "extract.invoice": 2, "synthesize.board-brief": 3, "reconcile.ledger": 8},
+                       default_misses=7,
                        tasks_missed=frozenset({"fa.extend-quarter", "fa.fix-cash-flow", "fa.fix-sign"})),
 }
 

@@ -21,5 +21,6 @@ def is_demo_model(model: str) -> bool:
 
 
 def model_label(model: str) -> str:
-    """`lrc/cheap (demo model, demo price)` for a reference candidate; any other id as it is."""
-    return f"{model} ({DEMO_NOTE})" if model in DEMO_MODELS else model
+    """`lrc/cheap [demo model, demo price]` for a reference candidate (brackets: the label
+    often sits inside parentheses already); any other id as it is."""
+    return f"{model} [{DEMO_NOTE}]" if model in DEMO_MODELS else model
