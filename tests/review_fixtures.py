@@ -55,6 +55,11 @@ def hybrid_lock(brief: bool = True, rate: str = "0.20", threshold: str = "0.10")
         plan["workloads"][BRIEF] = {"ref": BRIEF, "spec": {"grading": {"kind": "hybrid", "judge": {"rubric": "board-brief.v1",
                                                                                                     "params": {"min_fact_share": "0.90"}}}}}
     plan["edition"]["spec"]["human_review"] = {"spot_check_rate": rate, "disagreement_threshold": threshold}
+    # The review folders hold the calibration models and the baseline (the counts below are
+    # theirs); the demo's priced reference candidates add nothing to what review is about.
+    for model in ("lrc/careful", "lrc/cheap"):
+        plan["models"].pop(model, None)
+        plan["edition"]["spec"]["models"] = [m for m in plan["edition"]["spec"]["models"] if m["id"] != model]
     lock["root_digest"] = "sha256:" + "5" * 64
     return lock
 

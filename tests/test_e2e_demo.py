@@ -26,6 +26,7 @@ LOCK = REPO / "generated" / "demo" / "plan.lock"
 WORKLOAD = TRIAGE
 N = 15
 MODELS = ("lrc/oracle", "lrc/null", "lrc/baseline")
+CANDIDATES = ("lrc/careful", "lrc/cheap")  # the demo's reference candidates (tests/test_demo_card.py)
 SYSTEMS = ("single-shot", "agentic")
 OUTPUTS = ("cells.csv", "cells.parquet", "rate-card.md", "summary.json")
 
@@ -108,7 +109,7 @@ def test_demo_scores_bound_the_workload_and_print_the_rate_card(first, lock_data
 def test_every_run_has_a_trace_folder(first, lock_data):
     out, _ = first
     folders = sorted(p for p in (out / "runs" / WORKLOAD).glob("*/*/*") if p.is_dir())
-    assert len(folders) == len(MODELS) * len(SYSTEMS) * N
+    assert len(folders) == len(MODELS + CANDIDATES) * len(SYSTEMS) * N
     for folder in folders:
         assert sorted(p.name for p in folder.iterdir()) == ["evaluation.json", "manifest.json", "trace.json"]
     manifest = json.loads((folders[0] / "manifest.json").read_text())
@@ -151,7 +152,7 @@ def test_a_second_execute_into_the_same_folder_repeats_nothing(plan_run, copy_of
     assert res.returncode == 0, res.stderr
     runs = sum(1 for r in journal_records(out) if r["type"] == "run")
     n = json.loads(lock.read_bytes())["plan"]["edition"]["spec"]["n_per_cell"]
-    assert runs >= len(MODELS) * len(SYSTEMS) * n
+    assert runs >= len(MODELS + CANDIDATES) * len(SYSTEMS) * n
     assert f"resuming: {runs} of {runs} runs already journaled" in res.stderr
     assert (out / "journal.jsonl").read_bytes() == journal  # not one line added
     assert outputs(out) == outputs(first_out)

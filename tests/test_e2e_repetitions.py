@@ -74,9 +74,12 @@ def test_demo_with_three_repetitions(tmp_path):
     assert row["items"] == 3 and row["n_runs"] == 9 and row["pass_hat_k"] == {"1": 1.0, "2": 1.0, "3": 1.0}
     assert row["pass_rate_95"][0] < 1.0  # 3 items all passing: no made-up certainty
     pairs = summary["paired"]["pairs"]
-    assert [(p["model"], p["a"], p["b"]) for p in pairs] == [("lrc/baseline", "single-shot", "agentic")]
-    assert {r["workload"] for r in pairs[0]["by_workload"]} == {REF[w] for w in KEEP}
-    assert pairs[0]["overall"]["items"] == 6
+    # every scored model: the baseline and the demo's two reference candidates
+    assert [(p["model"], p["a"], p["b"]) for p in pairs] == [(m, "single-shot", "agentic")
+                                                            for m in ("lrc/baseline", "lrc/careful", "lrc/cheap")]
+    for pair in pairs:
+        assert {r["workload"] for r in pair["by_workload"]} == {REF[w] for w in KEEP}
+        assert pair["overall"]["items"] == 6
 
     before = {name: (out / name).read_bytes() for name in OUTPUTS}
     again = run_lrc("report", lock, "--out", out)

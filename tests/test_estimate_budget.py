@@ -394,10 +394,22 @@ def test_budget_that_fits_exactly_completes_and_one_below_stops(project, tmp_pat
 
 
 def test_budget_with_zero_prices_is_never_reached(tmp_path, tmp_path_factory):
-    """The demo's reference models are priced at $0: a $0 budget runs everything (small demo)."""
-    res = execute(small_demo_lock(tmp_path_factory), tmp_path / "out", "--budget", "0")
+    """The demo's calibration models and baseline are priced at $0: a $0 budget runs all of
+    their runs (small demo; its priced reference candidates are left out with --models)."""
+    res = execute(small_demo_lock(tmp_path_factory), tmp_path / "out", "--budget", "0",
+                  "--models", "lrc/oracle,lrc/null,lrc/baseline")
     assert res.returncode == 0, res.stderr
     assert "spent $0 of the budget $0; left $0" in res.stderr
+
+
+def test_a_budget_with_a_priced_reference_candidate_needs_an_output_bound(tmp_path, tmp_path_factory):
+    """lrc/careful and lrc/cheap carry demo prices and declare no max_tokens: a budget cannot be
+    kept for them, and lrc says so before any call."""
+    out = tmp_path / "out"
+    res = execute(small_demo_lock(tmp_path_factory), out, "--budget", "1")
+    assert res.returncode == 1, res.stderr
+    assert "lrc/careful" in res.stderr and "no bound on a call's output is known" in res.stderr
+    assert calls_of(out) == [] if (out / "journal.jsonl").exists() else True
 
 
 def test_budget_refused_when_no_output_bound_is_known(project, tmp_path):

@@ -240,6 +240,8 @@ def _rate_card(plan: Mapping[str, Any], cells: Mapping[tuple, dict[str, Any]], d
                 flag = "; ".join(parts) or "no flagship in this edition"
             rows.append([job, _volume(plan, workload), cheapest, flag, "; ".join(evidence) or ("—" if cells else NOT_RUN)])
             evidence = []
+        if not rows:  # a system that runs only the edition's tasks (direct, orchestrated): no job has a rate
+            continue
         out.append(f"<h3>Rates — {esc(system)}</h3>")
         out.append(_table(["job", "volume", "cheapest qualifying rate", "flagship rate", "evidence (passes/n, Wilson 95%, CPO)"],
                           rows, cls="card"))

@@ -43,7 +43,7 @@ from lrc.runtime.report.stats import CLUSTERED_METHOD
 from lrc.runtime.tasks import report as task_report
 
 COMPONENT_ID = "lrc.analysis"
-COMPONENT_VERSION = 18
+COMPONENT_VERSION = 19
 
 TRACE_FORMAT = 1
 
