@@ -46,6 +46,7 @@ from typing import Any, Callable
 from lrc.runtime.models.reference import _prompt_text as reference_prompt_text
 from lrc.runtime.models.reference import estimate_tokens as _chars_over_four
 from lrc.runtime.pricing import PricingError, call_cost, decimal_str, format_usd, price_for
+from lrc.runtime.report.labels import model_label
 
 LEVELS = ("low", "expected", "high")
 #: Output tokens of a final answer, as a multiple of the answer key's tokens (see the module docstring).
@@ -386,8 +387,8 @@ def _assumptions(plan: dict[str, Any], runs: list, caps: dict[str, tuple[int | N
         else:
             lines.append(f"steps of {system}: 1 (the locked max_steps)")
     for model, (cap, source) in sorted(caps.items()):
-        lines.append(f"max output of {model}: {cap} tokens ({source})" if cap is not None
-                     else f"max output of {model}: unbounded ({source}); the answer factors alone bound the forecast")
+        lines.append(f"max output of {model_label(model)}: {cap} tokens ({source})" if cap is not None
+                     else f"max output of {model_label(model)}: unbounded ({source}); the answer factors alone bound the forecast")
     if files:
         lines.append("attached files (PDF): litellm counts each page offline with pypdf -- its text plus per-page framing "
                      "(OpenAI models) or plus a rendered page image (other models); the reference models count the "
@@ -405,7 +406,7 @@ def text(fc: Forecast) -> str:
     rows = [("workload", "model", "system", "runs", "low", "expected", "high", "tokens in/out (expected)")]
     for _, c in sorted(fc.cells.items()):
         e = c.levels["expected"]
-        rows.append((c.workload, c.model, c.system, str(c.runs), *(format_usd(c.levels[lv].cost) for lv in LEVELS),
+        rows.append((c.workload, model_label(c.model), c.system, str(c.runs), *(format_usd(c.levels[lv].cost) for lv in LEVELS),
                      f"{e.input_tokens:,} / {e.output_tokens:,}"))
     e = fc.total["expected"]
     rows.append(("total", "", "", str(fc.runs), *(format_usd(fc.total[lv].cost) for lv in LEVELS),
@@ -431,7 +432,7 @@ def text(fc: Forecast) -> str:
     lines.append("Assumptions (declared; the estimate is a forecast, not a bound):")
     lines.extend(f"  - {a}" for a in fc.assumptions)
     lines.append("Token counting:")
-    lines.extend(f"  - {m}: {rule}" for m, rule in sorted(fc.counting.items()))
+    lines.extend(f"  - {model_label(m)}: {rule}" for m, rule in sorted(fc.counting.items()))
     return "\n".join(lines) + "\n"
 
 

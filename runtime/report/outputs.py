@@ -36,6 +36,7 @@ from lrc.runtime.pricing import call_cost, decimal_str, price_for
 from lrc.runtime.report import aggregate as agg
 from lrc.runtime.report import calibration_text, paired as paired_report
 from lrc.runtime.report import categories as failure_report
+from lrc.runtime.report.labels import model_label
 from lrc.runtime.report import html as html_page
 from lrc.runtime.report import reliability
 from lrc.runtime.report.ratecard import PARTIAL_NOTE, rate_card_markdown, reliability_section
@@ -368,7 +369,7 @@ def forecast_markdown(table: dict[str, Any]) -> str:
              "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in table["cells"]:
         f, t = r["forecast_usd"], r["tokens"]
-        lines.append(f"| {r['workload']} | {r['model']} | {r['system']} | {r['runs_done']}/{r['runs_planned']} | "
+        lines.append(f"| {r['workload']} | {model_label(r['model'])} | {r['system']} | {r['runs_done']}/{r['runs_planned']} | "
                      f"${f['low']} / ${f['expected']} / ${f['high']} | ${r['forecast_done_usd']} | ${r['actual_usd']} | "
                      f"{r['actual_over_forecast'] or 'n/a'} | {t['forecast_done']['input']:,} / {t['actual']['input']:,} | "
                      f"{t['forecast_done']['output']:,} / {t['actual']['output']:,} |")
@@ -376,7 +377,7 @@ def forecast_markdown(table: dict[str, Any]) -> str:
     lines += [f"| **total** | | | | ${tot['forecast_usd']['low']} / ${tot['forecast_usd']['expected']} / "
               f"${tot['forecast_usd']['high']} | ${tot['forecast_done_usd']} | ${tot['actual_usd']} | | | |", "", "Assumptions:", ""]
     lines += [f"- {a}" for a in table["assumptions"]]
-    lines += ["", "Token counting:", ""] + [f"- {m}: {rule}" for m, rule in table["token_counting"].items()]
+    lines += ["", "Token counting:", ""] + [f"- {model_label(m)}: {rule}" for m, rule in table["token_counting"].items()]
     return "\n".join(lines) + "\n"
 
 
