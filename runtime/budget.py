@@ -42,7 +42,7 @@ class BudgetReached(Exception):
 
 
 class Budget:
-    def __init__(self, limit: Decimal, plan: dict[str, Any], journal: Any):
+    def __init__(self, limit: Decimal, plan: dict[str, Any], journal: Any, calling: set[str] | None = None):
         from lrc.runtime.estimate import counter_for, max_output
 
         self.limit = limit
@@ -54,6 +54,8 @@ class Budget:
         for model_id, entry in sorted(plan["models"].items()):
             cap, source = max_output(entry)
             price = self._prices[model_id]
+            if cap is None and calling is not None and model_id not in calling:
+                continue  # not called by this execute (a --models subset): no bound needed
             if cap is None:
                 if any(Decimal(str(price.get(k, "0"))) != 0 for k in ("output", "reasoning")):
                     raise BudgetUnusable(f"{model_id}: no bound on a call's output is known ({source}); a budget cannot "
@@ -136,5 +138,7 @@ def _model_of(run_key: str) -> str:
     return run_key.split("|")[1]
 
 
-def open_budget(limit: Decimal | None, plan: dict[str, Any], journal: Any) -> Budget | None:
-    return None if limit is None else Budget(limit, plan, journal)
+def open_budget(limit: Decimal | None, plan: dict[str, Any], journal: Any, calling: set[str] | None = None) -> Budget | None:
+    """`calling`: the models this execute may call (None: every model of `plan`); only they need
+    a known output bound. Every model stays priced: earlier calls of the folder count as spent."""
+    return None if limit is None else Budget(limit, plan, journal, calling)

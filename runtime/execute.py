@@ -680,7 +680,11 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
             if cache is not None:  # what earlier executes of this folder paid for, in case it is not stored yet
                 cache.store_journaled(journal.calls.values(), {r.key: r for r in runs}, plan["models"])
             try:
-                spending = budget.open_budget(options.budget, {**plan, "models": callable_models}, journal)
+                # A subset (`--models`) needs an output bound only for the models it may still
+                # call (and the judge); the plan's other models are priced, never called here.
+                pending = {r.model for r in chosen if r.key not in journal.runs}
+                spending = budget.open_budget(options.budget, {**plan, "models": callable_models}, journal,
+                                              calling={m for m in callable_models if m in pending or m not in plan["models"]})
             except budget.BudgetUnusable as exc:
                 raise Aborted(f"--budget: {exc}") from exc
             judging = None

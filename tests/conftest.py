@@ -43,7 +43,7 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess
 @pytest.fixture(scope="session")
 def small_demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, subprocess.CompletedProcess]:
     """(lock, out folder, completed process) of `lrc execute` of the small demo (the demo edition
-    at n_per_cell 2 -- every workload, system and model: 54 runs instead of 405 -- compiled from
+    at n_per_cell 2 -- every workload, system and model: 110 runs instead of 865 -- compiled from
     scratch in tmp), run once per session and shared read-only: the tests of run-folder
     behaviour (resume, report, partial folders, shards, rebuilt outputs) use it, and the full
     demo is left to the tests of its numbers."""

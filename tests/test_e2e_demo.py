@@ -60,7 +60,7 @@ def first(demo_run):
 def plan_run(request, tmp_path_factory):
     """(lock, out, completed process) of a finished execute, shared read-only. The properties of
     a run folder (identical bytes, resume, report, torn journal) are checked by default on the
-    demo edition at n_per_cell 2 -- every workload, system and model: 54 runs instead of 405 --
+    demo edition at n_per_cell 2 -- every workload, system and model: 110 runs instead of 865 --
     and on the full demo run by `--slow`."""
     if request.param == "full":
         out, res = request.getfixturevalue("demo_run")

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from helpers.project import run_lrc
+from lrc.runtime.models.reference import CANDIDATES
 
 PRICE = """\
   - price:
@@ -242,8 +243,9 @@ def test_regrade_with_a_corrected_grader(demo, tmp_path, monkeypatch, no_model_c
     monkeypatch.setattr(codeprint, "runtime_root", lambda: runtime)
     spec = importlib.util.spec_from_file_location("lrc.runtime.workloads.extract_invoice.grading", grading)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    # in sys.modules before it runs (a dataclass looks its module up there), whatever ran before
     monkeypatch.setitem(sys.modules, "lrc.runtime.workloads.extract_invoice.grading", module)
+    spec.loader.exec_module(module)
     # re-pin: the workload to the corrected grader, the edition to that workload (both bumped)
     invoice = _workload(lock, "extract.invoice.")
     wpath = project / "specs" / "workloads" / "extract.invoice" / "workload.yaml"
@@ -270,6 +272,9 @@ def test_regrade_with_a_corrected_grader(demo, tmp_path, monkeypatch, no_model_c
     for key, c in table.items():
         if key[0] == invoice and key[1] == "lrc/baseline":
             assert c["old"]["passes"] == 0 and c["new"]["passes"] == c["new"]["n"] and c["changed"], key
+        elif key[0] == invoice and key[1].removeprefix("lrc/") in CANDIDATES:
+            # a demo candidate answers an item it misses as the baseline does: the fix lifts those too
+            assert c["old"]["passes"] <= c["new"]["passes"] == c["new"]["n"], key
         else:
             assert not c["changed"], key
     card = (out / "rate-card.md").read_text(encoding="utf-8")

@@ -117,13 +117,32 @@ def test_footer_is_built_from_the_standard_and_the_edition(small):
     assert page.count(html.esc(footer)) >= 1 + 7 * 2  # card + page footer, each chart's caption and inside each SVG
 
 
-def test_demo_states_read_honestly(small):
-    """The demo: every model is priced $0, no rate-card candidate qualifies, checks are not scored."""
-    _, out = small
-    page = (out / "report.html").read_text(encoding="utf-8")
+@pytest.fixture(scope="module")
+def zero_priced(tmp_path_factory):
+    """The small demo without its priced candidates, executed: every model $0, no flagship."""
+    from helpers.shared import shared_execute, zero_priced_demo_lock
+
+    out, res = shared_execute(tmp_path_factory, "demo-zero-priced-run", ["execute", zero_priced_demo_lock(tmp_path_factory)], run_lrc)
+    assert res.returncode == 0, res.stderr
+    return out
+
+
+def test_an_edition_of_zero_prices_and_no_flagship_reads_honestly(zero_priced):
+    """Every model priced $0, no flagship, the baseline the only rate-card candidate (and not
+    qualifying everywhere at n = 2): each state is said, never drawn as a cheap model."""
+    page = (zero_priced / "report.html").read_text(encoding="utf-8")
     assert "no qualifying model at pass ≥ 0.80" in page
     assert "no flagship in this edition" in page
     assert "every CPO here is $0.00" in page  # the $0 prices are said, never drawn as a cheap model
+    assert "$0: this model is not billed" in page
+    assert "demo model" not in page  # no candidate, no demo label
+
+
+def test_demo_states_read_honestly(small):
+    """The small demo: the baseline ($0) and the two candidates (demo prices), checks not scored."""
+    _, out = small
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "(lrc/careful [demo model, demo price], flagship)" in page
     assert "$0: this model is not billed" in page
     assert "∞ (no success; spent $0.00)" in page  # lrc/null: no CPO, never $0
     assert "check (not scored)" in page

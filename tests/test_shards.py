@@ -25,7 +25,7 @@ from helpers.shared import SMALL_N, small_demo_lock
 LOCK = REPO / "generated" / "demo" / "plan.lock"  # the small demo's lock once `small_lock` has run
 TRIAGE = next(w for w in json.loads(LOCK.read_bytes())["plan"]["workloads"] if w.startswith("triage."))
 SUBSET = ("--workloads", TRIAGE)
-SUBSET_RUNS = SMALL_N * 3 * 2  # items x models x systems
+SUBSET_RUNS = SMALL_N * len(json.loads(LOCK.read_bytes())["plan"]["models"]) * 2  # items x models x (single-shot, agentic)
 
 
 @pytest.fixture(scope="module", autouse=True)

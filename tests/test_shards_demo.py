@@ -4,7 +4,7 @@
 output file (cells, rate card, summary, every trace, every item) equals the unsharded run's,
 the record of how a folder was operated aside (helpers/folders.py). The cheaper merge tests
 (order, duplicates, refusals, partial merges) are in test_shards.py, on a subset of the small
-demo. Four executes of the whole 405-run demo make this a benchmark-sized case: slow.
+demo. Four executes of the whole 865-run demo make this a benchmark-sized case: slow.
 """
 
 from __future__ import annotations

@@ -116,7 +116,7 @@ def test_shards_partition_the_runs(count):
             assert r.key not in seen, f"{r.key} is in shard {seen[r.key]} and shard {i}"
             seen[r.key] = i
     assert set(seen) == keys(RUNS), "some run is in no shard"
-    if count <= 7:  # 405 runs: every shard gets a fair share
+    if count <= 7:  # 865 runs: every shard gets a fair share
         assert all(len(s) > len(RUNS) / count / 2 for s in shards)
 
 
@@ -280,7 +280,7 @@ def test_a_full_folder_is_marked_complete(full):
     summary = json.loads((full / "summary.json").read_text(encoding="utf-8"))
     assert summary["partial"] is False and summary["runs_not_run"] == 0
     card = (full / "rate-card.md").read_text(encoding="utf-8")
-    assert "PARTIAL" not in card and "## Rates" in card and "qualifying model at pass" in card  # the demo's verdict: none
+    assert "PARTIAL" not in card and "## Rates" in card and "cheapest qualifying" in card  # a verdict, not a partial card
     assert {r["partial"] for r in read_csv(full)} == {"false"}
     assert {r["qualifying"] for r in read_csv(full)} <= {"true", "false"}
     manifest = next((full / "runs").rglob("manifest.json"))

@@ -82,9 +82,11 @@ SMALL_N = 2
 (and none of its tasks)."""
 
 
-def build_small_demo(folder: Path) -> None:
+def build_small_demo(folder: Path, candidates: bool = True) -> None:
     """The demo edition (every workload, system and model) at n_per_cell SMALL_N, compiled from
-    scratch in `folder` (its own ledger: a throw-away project states its own, smaller n, LRC6110)."""
+    scratch in `folder` (its own ledger: a throw-away project states its own, smaller n, LRC6110).
+    `candidates` False: without the two priced reference candidates (lrc/careful, lrc/cheap), so
+    every model is priced $0 and there is no flagship -- the states a report must say honestly."""
     import re
 
     from lrc.compiler.pipeline import compile_project
@@ -111,6 +113,11 @@ def build_small_demo(folder: Path) -> None:
     # ... and without the systems that run tasks only (LRC6010 refuses them in an edition without tasks)
     text, count = re.subn(r"(?m)^  - (?:direct|orchestrated)\.v\d+\b.*\n", "", text)
     assert count == 2, "the demo edition's direct and orchestrated systems"
+    if not candidates:
+        text, count = re.subn(r"(?m)^  - id: lrc/(?:careful|cheap)\n(?:    .*\n)+", "", text)
+        assert count == 2, "the demo edition's two candidates"
+        text, count = re.subn(r"(?m)^  lrc/(?:careful|cheap):\n(?:    .*\n)+", "", text)
+        assert count == 2, "the two candidates' demo prices"
     path.write_text(text, encoding="utf-8")
     result = compile_project(folder)
     assert not result.diagnostics.has_errors, "\n".join(str(d) for d in result.diagnostics.sorted())
@@ -119,3 +126,10 @@ def build_small_demo(folder: Path) -> None:
 def small_demo_lock(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The small demo's plan.lock, compiled once per session."""
     return shared(tmp_path_factory, "demo-small-project", build_small_demo) / "generated" / "demo" / "plan.lock"
+
+
+def zero_priced_demo_lock(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The small demo without its two priced candidates (`build_small_demo(candidates=False)`),
+    compiled once per session."""
+    folder = shared(tmp_path_factory, "demo-zero-priced-project", lambda f: build_small_demo(f, candidates=False))
+    return folder / "generated" / "demo" / "plan.lock"
