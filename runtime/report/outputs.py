@@ -90,8 +90,18 @@ def _dump(path: Path, value: Any) -> None:
     _put(path, (boundedjson.dumps(value, sort_keys=True, indent=2, ensure_ascii=False, default=str) + "\n").encode("utf-8"))
 
 
+_COMPACT = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str, separators=(", ", ": "))
+"""One encoder for every value of every run file: `json.dumps` with options builds a new
+encoder per call, ~40% of the encoding time of a report's 600,000 values (issue 11)."""
+
+
 def _compact(value: Any) -> str:
-    return boundedjson.dumps(value, sort_keys=True, ensure_ascii=False, default=str, separators=(", ", ": "))
+    """`boundedjson.dumps(value, …)` of the same options, byte for byte; the bounded path only
+    for a value the encoder cannot write (too deep, a cycle, a float it refuses)."""
+    try:
+        return _COMPACT.encode(value)
+    except (ValueError, RecursionError, TypeError):
+        return boundedjson.dumps(value, sort_keys=True, ensure_ascii=False, default=str, separators=(", ", ": "))
 
 
 def _dump_run(path: Path, value: dict[str, Any]) -> None:
