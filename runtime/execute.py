@@ -774,7 +774,9 @@ def _finish(command: str, summary) -> int:
     return EXIT_INCOMPLETE if summary.incomplete else EXIT_OK
 
 
-def _write_outputs(lock, plan, runs, items, modules, journal, out: Path, seed: str | None = None):
+def _write_outputs(lock, plan, runs, items, modules, journal, out: Path, seed: str | None = None, memo: bool = True):
+    """`memo`: let task grades come from the per-user memo (`lrc.runtime.tasks.grade_memo`);
+    `lrc verify` says False, so that a package is verified by recomputing every grade."""
     from lrc.runtime import estimate
     from lrc.runtime.report import outputs
 
@@ -782,7 +784,7 @@ def _write_outputs(lock, plan, runs, items, modules, journal, out: Path, seed: s
     forecast = estimate.for_report(estimate.forecast(plan, lock["root_digest"], items,
                                                      [r for r in runs if r.workload in plan["workloads"]]))
     try:
-        return outputs.write_all(lock, plan, runs, items, modules, journal, out, forecast, seed=seed)
+        return outputs.write_all(lock, plan, runs, items, modules, journal, out, forecast, seed=seed, memo=memo)
     except OSError as exc:
         raise Unusable(f"cannot write the outputs in {out}: {_os_problem(exc)}; the journal is intact: fix it and run "
                        f"`lrc report` (or the same `lrc execute`) again") from exc

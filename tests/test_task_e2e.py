@@ -122,15 +122,26 @@ def test_two_executes_give_identical_task_items_and_results(demo, subset):
         assert (demo / "items" / "blobs" / name).read_bytes() == data
 
 
-def test_report_rebuilds_the_task_results_from_the_journal_alone(subset, tmp_path):
-    out = tmp_path / "rebuilt"
-    out.mkdir()
-    shutil.copy(subset / "journal.jsonl", out / "journal.jsonl")
-    res = run_lrc("report", LOCK, "--out", out)
-    assert res.returncode == 0, res.stdout + res.stderr
-    assert tree(out / "runs") == tree(subset / "runs")
-    for name in ("summary.json", "rate-card.md"):
-        assert (out / name).read_bytes() == (subset / name).read_bytes(), name
+@pytest.mark.parametrize("grades", ["no memo", "cold memo then warm memo"])
+def test_report_rebuilds_the_task_results_from_the_journal_alone(subset, tmp_path, grades):
+    """With the task-grade memo off, or from a private memo first cold (it fills) then warm (every
+    grade a hit): the same bytes as the execute wrote (lrc.runtime.tasks.grade_memo)."""
+    if grades == "no memo":
+        envs = [lrc_env(LRC_NO_CACHE="1")]
+    else:
+        cache = tmp_path / "user-cache"
+        envs = [lrc_env(XDG_CACHE_HOME=str(cache), LRC_CACHE_KEY_FILE=str(cache / "lrc" / "cache.key"))] * 2
+    for n, env in enumerate(envs):
+        out = tmp_path / f"rebuilt-{n}"
+        out.mkdir()
+        shutil.copy(subset / "journal.jsonl", out / "journal.jsonl")
+        res = run_lrc("report", LOCK, "--out", out, env=env)
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert tree(out / "runs") == tree(subset / "runs")
+        for name in ("summary.json", "rate-card.md"):
+            assert (out / name).read_bytes() == (subset / name).read_bytes(), name
+    if grades != "no memo":
+        assert list((cache / "lrc" / "task-grades").glob("*.bin")), "the cold report filled the memo"
 
 
 # -- against the local stub server ---------------------------------------------------------

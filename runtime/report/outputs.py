@@ -41,7 +41,9 @@ from lrc.runtime.report import html as html_page
 from lrc.runtime.report import reliability
 from lrc.runtime.report.ratecard import PARTIAL_NOTE, rate_card_markdown, reliability_section
 from lrc.runtime.report.stats import CLUSTERED_METHOD
+from lrc.runtime.tasks import grade as task_grade
 from lrc.runtime.tasks import report as task_report
+from lrc.runtime.tasks.grade_memo import GradeMemo
 
 COMPONENT_ID = "lrc.analysis"
 COMPONENT_VERSION = 19
@@ -399,9 +401,10 @@ def _joined_calibration(workloads: dict[str, Any], tasks: dict[str, Any]) -> dic
 
 
 def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dict[str, list], modules: dict[str, ModuleType],
-              journal, out: Path, forecast: dict[str, Any] | None = None, seed: str | None = None) -> Summary:
+              journal, out: Path, forecast: dict[str, Any] | None = None, seed: str | None = None, memo: bool = True) -> Summary:
     """`forecast`: `lrc.runtime.estimate.for_report` of the plan, set beside the actual cost (None: none).
-    `seed`: the edition's seed, which draws the human spot-check sample of judged runs."""
+    `seed`: the edition's seed, which draws the human spot-check sample of judged runs.
+    `memo`: task grades may come from the per-user memo (`lrc.runtime.tasks.grade_memo`)."""
     judged_workloads = set(judge_models.judged_workloads(plan))
     judges = judge_models.judges(plan)
     judge_prices = {j["id"]: j["price"] for j in judges.values()}
@@ -537,7 +540,7 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
     task_records, task_incomplete = task_report.write_runs(
         lock, plan, runs, items, journal, out, calls_by_run,
         {"software": versions, "folder_coverage": folder_coverage, "operation_of": lambda key: operation_of(journal, key),
-         "tally": tally, "journal": journal},
+         "tally": tally, "journal": journal, "grades": GradeMemo(plan, task_grade.grade, enabled=memo)},
         _dump_run, _put, slug)
     incomplete += task_incomplete
     edition = edition_view(plan, lock)

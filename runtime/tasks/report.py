@@ -101,7 +101,8 @@ def write_runs(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: di
         # What the run was offered: the task's permitted tools and the system's own stage tools
         # (orchestrated: record_plan, validate), so using the harness is never "unpermitted".
         offered = [*item.context["permitted_tools"], *sorted((system_spec["spec"].get("stage_tools") or {}))]
-        evaluation = categorize(task_grade.grade(item, run), run, plan, system=system_spec, permitted_tools=offered)
+        graded = common["grades"].grade(item, run, task_grade.outputs_of(run)) if "grades" in common else task_grade.grade(item, run)
+        evaluation = categorize(graded, run, plan, system=system_spec, permitted_tools=offered)
         common["tally"].add((spec.workload, spec.model, spec.system), evaluation, journal, spec.key)
         records.append({**base, "status": "graded", "verdict": evaluation["verdict"], "outcome": evaluation["outcome"],
                         "steps": run["steps"], "budget_exceeded": int(bool((run.get("task") or {}).get("exceeded"))),

@@ -1,0 +1,142 @@
+"""A sealed, per-user memo of task grades: the same files under the same code grade once.
+
+Why: grading a task run recalculates its workbooks in the limited engine
+(`lrc.runtime.artifacts.recalc`), ~0.9 s of CPU a book; the demo's 40 task runs were 31 of
+the 42 s of a cold `lrc report` of the demo, and every report, merge or regrade of a folder
+graded them all again (issue 11 §4, issue 9's suite time). A task grade is a pure function of
+the task's checks, its input files, the files the run saved and the code that grades them, so
+it can be remembered under the digest of exactly those.
+
+What keeps it honest:
+- *Keyed by what decides the grade*: the checks, the sha256 of every input and output file,
+  the fingerprint of every code component of the lock (`lrc execute`/`lrc report` refuse a
+  lock whose code differs from the code that runs, so the same fingerprints mean the same
+  grader), the lrc release, the Python version and the versions of the libraries the
+  validators open files and recalculate with. Change any byte of any of them and it is a miss.
+- *Only what reproduces*: a grade is remembered only when it holds plain JSON values (it
+  reads back exactly as it was computed) and no result is `error` (an undecided check may
+  come from the machine -- a deadline, a memory limit -- not from the files).
+- *Sealed* (`lrc.runtime.lock.sealing`): each entry carries an HMAC-SHA256 under the per-user
+  key; a planted, copied or damaged entry is a miss, never trusted.
+- *Disposable*: it lives in the user's cache folder (~/.cache/lrc/task-grades/), never in a
+  project or run folder; any problem reading or writing it only costs time.
+  `LRC_NO_CACHE=1` turns it off, and `lrc verify` never uses it: a package is verified by
+  recomputing every grade.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Callable
+
+from lrc.runtime.lock import sealing
+from lrc.runtime.lock.canonical import digest
+from lrc.runtime.lock.format import LRC_VERSION
+
+FORMAT = 1
+#: the libraries the artifact validators read workbooks and decks with and recalculate in
+LIBRARIES = ("formulas", "schedula", "numpy", "scipy", "openpyxl", "python-pptx", "lxml")
+MAX_ENTRY_BYTES = 8 * 1024 * 1024
+
+
+def _versions() -> dict[str, str]:
+    found = {}
+    for name in LIBRARIES:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = "absent"
+    return found
+
+
+def plain(value: Any) -> bool:
+    """Whether `value` is made of JSON's own types only (so it reads back exactly as it is)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if v is None or isinstance(v, (bool, str)):
+            continue
+        if type(v) is int:
+            continue
+        if type(v) is float:
+            if v != v or v in (float("inf"), float("-inf")):
+                return False
+            continue
+        if type(v) is list:
+            stack.extend(v)
+            continue
+        if type(v) is dict and all(type(k) is str for k in v):
+            stack.extend(v.values())
+            continue
+        return False
+    return True
+
+
+class GradeMemo:
+    """`grade(item, run)` through the memo; `hits` and `misses` count what it did."""
+
+    def __init__(self, plan: dict[str, Any], compute: Callable[[Any, dict[str, Any]], dict[str, Any]], enabled: bool = True):
+        self._compute = compute
+        self.hits = 0
+        self.misses = 0
+        self._key = sealing.secret() if enabled and os.environ.get("LRC_NO_CACHE", "") in ("", "0") else None
+        self._folder = sealing.cache_home() / "task-grades"
+        self._namespace = {"format": FORMAT, "lrc": LRC_VERSION, "python": sys.version, "libraries": _versions(),
+                           "code": {ref: entry.get("fingerprint") for ref, entry in sorted((plan.get("code") or {}).items())}}
+
+    def key(self, item: Any, outputs: dict[str, bytes]) -> str:
+        files = {name: hashlib.sha256(data).hexdigest() for name, data in sorted(dict(item.files).items())}
+        saved = {name: hashlib.sha256(data).hexdigest() for name, data in sorted(outputs.items())}
+        return digest("task-grade", {**self._namespace, "checks": item.checks, "inputs": files, "outputs": saved}).split(":", 1)[1]
+
+    def grade(self, item: Any, run: dict[str, Any], outputs: dict[str, bytes]) -> dict[str, Any]:
+        if self._key is None or run.get("outcome") != "answered":
+            return self._compute(item, run)
+        name = self.key(item, outputs)
+        path = self._folder / f"{name}.bin"
+        cached = self._read(path, name)
+        if cached is not None:
+            self.hits += 1
+            return cached
+        self.misses += 1
+        graded = self._compute(item, run)
+        if plain(graded) and not any(isinstance(r, dict) and r.get("status") == "error" for r in graded.get("results") or []):
+            self._write(path, name, graded)
+        return graded
+
+    def _read(self, path: Path, name: str) -> dict[str, Any] | None:
+        try:
+            if path.stat().st_size > MAX_ENTRY_BYTES:
+                return None
+            payload = sealing.unseal(self._key, path.read_bytes())
+            if payload is None:
+                return None
+            entry = json.loads(payload)
+        except (OSError, ValueError):
+            return None
+        if not isinstance(entry, dict) or entry.get("key") != name or not isinstance(entry.get("grade"), dict):
+            return None
+        return entry["grade"]
+
+    def _write(self, path: Path, name: str, graded: dict[str, Any]) -> None:
+        payload = json.dumps({"key": name, "grade": graded}, sort_keys=True, ensure_ascii=False).encode("utf-8")
+        if len(payload) + sealing.SEAL > MAX_ENTRY_BYTES:
+            return
+        try:
+            self._folder.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".grade-", dir=self._folder)
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(sealing.seal(self._key, payload))
+                os.replace(tmp, path)
+            finally:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+        except OSError:
+            return  # a cache that cannot be written only costs time
