@@ -269,7 +269,7 @@ class ResponseCache:
         """Check (or, when empty, create) the file's one table, in WAL mode. A file that is not
         an lrc response cache is refused before anything in it is changed."""
         self._check_schema(conn)
-        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+        mode = self._to_wal(conn)
         if not mode or str(mode[0]).lower() != "wal":
             raise CacheError(f"{self.path}: SQLite could not switch to WAL mode (got {mode and mode[0]}); "
                              f"the cache must be on a local file system")
@@ -283,6 +283,21 @@ class ResponseCache:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+    def _to_wal(self, conn: sqlite3.Connection) -> Any:
+        """`PRAGMA journal_mode = WAL`, waiting for other processes as long as the busy timeout.
+
+        Why a loop: SQLite does not call the busy handler for the switch of a new file's journal
+        mode, so several executes opening one fresh cache at once got "database is locked" at
+        once instead of waiting (tests/test_response_cache.py, four writers)."""
+        deadline = time.monotonic() + _BUSY_MS / 1000
+        while True:
+            try:
+                return conn.execute("PRAGMA journal_mode = WAL").fetchone()
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.01)
 
     def _check_schema(self, conn: sqlite3.Connection) -> str:
         """"empty" (a new file), "ok" (an lrc response cache of this format), else CacheError."""

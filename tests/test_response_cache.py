@@ -385,6 +385,35 @@ def test_several_processes_write_one_cache_at_once(tmp_path):
     cache.close()
 
 
+class _Busy:
+    """A connection whose switch to WAL finds the file locked `times` times (another process
+    creating the same fresh cache: SQLite answers at once, without its busy handler)."""
+
+    def __init__(self, times: int, error: str = "database is locked"):
+        self.times, self.error, self.tries = times, error, 0
+
+    def execute(self, sql: str):
+        assert sql == "PRAGMA journal_mode = WAL"
+        self.tries += 1
+        if self.tries <= self.times:
+            raise sqlite3.OperationalError(self.error)
+        return self
+
+    def fetchone(self):
+        return ("wal",)
+
+
+def test_the_switch_to_wal_waits_for_another_process_instead_of_failing(tmp_path):
+    cache = ResponseCache(tmp_path, PLAN_B, "local.v2")
+    try:
+        busy = _Busy(5)
+        assert cache._to_wal(busy) == ("wal",) and busy.tries == 6
+        with pytest.raises(sqlite3.OperationalError, match="disk I/O"):  # not a lock: never waited for
+            cache._to_wal(_Busy(1, "disk I/O error"))
+    finally:
+        cache.close()
+
+
 # -- the options ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("request_, expected", [
