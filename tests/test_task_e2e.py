@@ -122,7 +122,7 @@ def test_two_executes_give_identical_task_items_and_results(demo, subset):
         assert (demo / "items" / "blobs" / name).read_bytes() == data
 
 
-@pytest.mark.parametrize("grades", ["no memo", "cold memo then warm memo"])
+@pytest.mark.parametrize("grades", ["no memo", pytest.param("cold memo then warm memo", marks=pytest.mark.slow)])
 def test_report_rebuilds_the_task_results_from_the_journal_alone(subset, tmp_path, grades):
     """With the task-grade memo off, or from a private memo first cold (it fills) then warm (every
     grade a hit): the same bytes as the execute wrote (lrc.runtime.tasks.grade_memo)."""

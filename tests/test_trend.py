@@ -168,6 +168,33 @@ def test_the_section_is_deterministic_and_draws_the_break(history):
     assert trend_page.without_section(b"<main><h2>Judge</h2></main>") == (b"<main><h2>Judge</h2></main>", False)
 
 
+def test_a_zero_priced_model_reads_as_not_billed_never_as_cheap(tmp_path):
+    """A $0.00 CPO with successes (a model priced at $0, like lrc/baseline) says so in the table
+    and the caption; a real CPO and an infinite one never do."""
+    folder = tmp_path / "history"
+    for i in range(3):
+        cells = _cells(EDITIONS[i][2], i).with_columns(
+            pl.when(pl.col("model") == "acme/cheap").then(pl.lit("0")).otherwise(pl.col("cost_usd")).alias("cost_usd"),
+            pl.when((pl.col("model") == "acme/cheap") & (pl.col("passes") > 0)).then(pl.lit("0")).otherwise(pl.col("cpo_usd")).alias("cpo_usd"))
+        assert hist.append(folder, hist.rows(cells, _edition(i))).written
+    page = trend_page.section(PLAN, LOCK, hist.read(folder), folder)
+    rows = [r for r in page.split("<tr") if r.startswith("><td>acme/cheap<")]  # the table's rows of the $0 model
+    zero = [r for r in rows if f"$0.00 — {trend_page.ZERO_NOTE}" in r]
+    assert len(zero) == 5  # 3 editions x 2 systems, less the middle edition's agentic cell with no success
+    assert all(trend_page.ZERO_NOTE not in r for r in rows if r not in zero)
+    assert any("∞ (no success; spent $0.00)" in r for r in rows)
+    assert all(trend_page.ZERO_NOTE not in r for r in page.split("<tr") if r.startswith("><td>acme/flagship<"))
+    assert "priced at $0 ($0 price: not billed), not a cheap one" in page
+    plain = trend_page.section(PLAN, LOCK, hist.read(_history_of(tmp_path)), tmp_path / "h2")
+    assert trend_page.ZERO_NOTE not in plain  # no $0 model: no note
+
+
+def _history_of(tmp_path: Path) -> Path:
+    folder = tmp_path / "h2"
+    _publish_all(folder)
+    return folder
+
+
 def test_svg_is_byte_identical_across_processes(history, tmp_path):
     code = ("import sys; from pathlib import Path; from lrc.runtime.publish import history as h, trend as t; "
             "from lrc.runtime.publish.trend_chart import trend_svg; "

@@ -26,9 +26,16 @@ ANCHOR = "<h2>Judge</h2>"
 HEADING = "<h2 id=\"trend\">Trend across editions</h2>"
 
 
+ZERO_NOTE = "$0 price: not billed"
+"""Said beside a CPO of $0.00 with successes: the cell cost nothing because its model is priced
+at $0 (an embedded reference model), not because it is cheap -- as the rate card says it."""
+
+
 def _cpo(p) -> str:
     if p.cpo is None:
         return f"∞ (no success; spent {_usd(p.cost)})"
+    if p.cpo == 0 and p.cost == 0 and p.passes > 0:
+        return f"{_usd(p.cpo)} — {ZERO_NOTE}"
     text = _usd(p.cpo)
     if p.cpo_low is not None and p.cpo_high is not None:
         text += f" ({_usd(p.cpo_low)}–{_usd(p.cpo_high)})"
@@ -78,7 +85,11 @@ def section(plan: Mapping[str, Any], lock: Mapping[str, Any], history: Any, hist
         notes = "; ".join(f"between {esc(b.after_edition)} and {esc(b.before_edition)}: {esc(b.annotation)}" for b in t.breaks)
         parts.append(f"<figure class=\"chart\" id=\"trend-{esc(wid)}\" data-trend=\"{esc(wid)}\">{svg}<figcaption>"
                      f"CPO across editions, per model and system (solid single-shot, dashed agentic); bootstrap 95% bars."
-                     + (f" Version changes: {notes}." if notes else "") + f"<br>{esc(foot)}</figcaption></figure>")
+                     + (f" Version changes: {notes}." if notes else "")
+                     + (f" A point at $0.00 is a model priced at $0 ({ZERO_NOTE}), not a cheap one."
+                        if any(pt.cpo == 0 and pt.cost == 0 and pt.passes > 0 for s in t.series for seg in s.segments for pt in seg.points)
+                        else "")
+                     + f"<br>{esc(foot)}</figcaption></figure>")
         parts.append(_table(t))
     return "\n".join(parts)
 
