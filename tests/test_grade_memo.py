@@ -34,7 +34,7 @@ class Item:
     files: dict = field(default_factory=lambda: {"inputs/model.xlsx": b"PK\x03\x04 input book"})
 
 
-def passed(item: Any, run: dict) -> dict:
+def passed(item: Any, run: dict, outputs: dict | None = None) -> dict:
     return {"results": [{"id": "lrc.formula-integrity", "version": 1, "status": "pass", "severity": "error",
                          "observed": 12, "expected": 12, "location": "Model!B7", "message": "ok", "ratio": 0.5}],
             "verdict": "pass", "outcome": "answered", "failed_checks": []}
@@ -45,8 +45,9 @@ class Counting:
         self.calls = 0
         self.result = result
 
-    def __call__(self, item: Any, run: dict) -> dict:
+    def __call__(self, item: Any, run: dict, outputs: dict) -> dict:
         self.calls += 1
+        self.outputs = outputs  # the caller's decoded files, never decoded again
         return self.result(item, run)
 
 
@@ -64,7 +65,9 @@ def entries(folder: Path) -> list[Path]:
 
 def test_a_second_grade_of_the_same_files_is_a_hit_and_identical(user_cache):
     compute = Counting()
-    first = GradeMemo(PLAN, compute).grade(Item(), ANSWERED, {"out/model.xlsx": b"saved book"})
+    saved = {"out/model.xlsx": b"saved book"}
+    first = GradeMemo(PLAN, compute).grade(Item(), ANSWERED, saved)
+    assert compute.outputs is saved
     memo = GradeMemo(PLAN, compute)  # another process, the same user
     again = memo.grade(Item(), ANSWERED, {"out/model.xlsx": b"saved book"})
     assert compute.calls == 1 and (memo.hits, memo.misses) == (1, 0)
@@ -121,12 +124,12 @@ def test_an_entry_not_sealed_by_this_user_is_never_trusted(user_cache, tmp_path,
 
 
 def test_an_undecided_or_unplain_grade_is_never_remembered(user_cache):
-    def undecided(item, run):
+    def undecided(item, run, outputs=None):
         g = passed(item, run)
         g["results"][0]["status"] = "error"  # a deadline or a memory limit: the machine, not the files
         return g
 
-    def decimal(item, run):
+    def decimal(item, run, outputs=None):
         g = passed(item, run)
         g["results"][0]["observed"] = Decimal("12.50")  # would read back as another type
         return g

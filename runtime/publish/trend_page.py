@@ -31,10 +31,15 @@ ZERO_NOTE = "$0 price: not billed"
 at $0 (an embedded reference model), not because it is cheap -- as the rate card says it."""
 
 
+def _not_billed(p) -> bool:
+    """Successes at no cost at all: the model is priced at $0."""
+    return p.cpo == 0 and p.cost == 0 and p.passes > 0
+
+
 def _cpo(p) -> str:
     if p.cpo is None:
         return f"∞ (no success; spent {_usd(p.cost)})"
-    if p.cpo == 0 and p.cost == 0 and p.passes > 0:
+    if _not_billed(p):
         return f"{_usd(p.cpo)} — {ZERO_NOTE}"
     text = _usd(p.cpo)
     if p.cpo_low is not None and p.cpo_high is not None:
@@ -87,7 +92,7 @@ def section(plan: Mapping[str, Any], lock: Mapping[str, Any], history: Any, hist
                      f"CPO across editions, per model and system (solid single-shot, dashed agentic); bootstrap 95% bars."
                      + (f" Version changes: {notes}." if notes else "")
                      + (f" A point at $0.00 is a model priced at $0 ({ZERO_NOTE}), not a cheap one."
-                        if any(pt.cpo == 0 and pt.cost == 0 and pt.passes > 0 for s in t.series for seg in s.segments for pt in seg.points)
+                        if any(_not_billed(pt) for s in t.series for seg in s.segments for pt in seg.points)
                         else "")
                      + f"<br>{esc(foot)}</figcaption></figure>")
         parts.append(_table(t))

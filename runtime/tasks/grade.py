@@ -55,12 +55,13 @@ def _outcome_result(run: dict[str, Any]) -> dict[str, Any]:
                   message=message)
 
 
-def grade(item: Any, run: dict[str, Any]) -> dict[str, Any]:
-    """The evaluation of one journaled task run of `item` (a `tasks.items.TaskItem`)."""
+def grade(item: Any, run: dict[str, Any], outputs: dict[str, bytes] | None = None) -> dict[str, Any]:
+    """The evaluation of one journaled task run of `item` (a `tasks.items.TaskItem`).
+    `outputs`: the run's saved files when the caller has decoded them already (`outputs_of`)."""
     outcome = run["outcome"]
     if outcome != "answered":
         return {"results": [_outcome_result(run)], "verdict": "fail", "outcome": outcome, "failed_checks": []}
-    results = run_all(item.checks, Submission(inputs=dict(item.files), outputs=outputs_of(run)))
+    results = run_all(item.checks, Submission(inputs=dict(item.files), outputs=outputs_of(run) if outputs is None else outputs))
     failed = [{"check": check["validator"], "category": check["failure_category"], "validators": [res["id"]]}
               for check, res in zip(item.checks, results) if res["status"] != "pass"]  # an undecided check (error) is not a pass
     passed = sum(1 for r in results if r["status"] == "pass")

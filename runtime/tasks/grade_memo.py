@@ -79,13 +79,15 @@ def plain(value: Any) -> bool:
 
 
 class GradeMemo:
-    """`grade(item, run)` through the memo; `hits` and `misses` count what it did."""
+    """`grade(item, run, outputs)` through the memo (`outputs`: the run's saved files, decoded
+    once by the caller); `hits` and `misses` count what it did."""
 
-    def __init__(self, plan: dict[str, Any], compute: Callable[[Any, dict[str, Any]], dict[str, Any]], enabled: bool = True):
+    def __init__(self, plan: dict[str, Any], compute: Callable[[Any, dict[str, Any], dict[str, bytes]], dict[str, Any]],
+                 enabled: bool = True):
         self._compute = compute
         self.hits = 0
         self.misses = 0
-        self._key = sealing.secret() if enabled and os.environ.get("LRC_NO_CACHE", "") in ("", "0") else None
+        self._key = sealing.secret() if enabled and not os.environ.get("LRC_NO_CACHE") else None  # as factmemo reads it
         self._folder = sealing.cache_home() / "task-grades"
         self._namespace = {"format": FORMAT, "lrc": LRC_VERSION, "python": sys.version, "libraries": _versions(),
                            "code": {ref: entry.get("fingerprint") for ref, entry in sorted((plan.get("code") or {}).items())}}
@@ -97,7 +99,7 @@ class GradeMemo:
 
     def grade(self, item: Any, run: dict[str, Any], outputs: dict[str, bytes]) -> dict[str, Any]:
         if self._key is None or run.get("outcome") != "answered":
-            return self._compute(item, run)
+            return self._compute(item, run, outputs)
         name = self.key(item, outputs)
         path = self._folder / f"{name}.bin"
         cached = self._read(path, name)
@@ -105,7 +107,7 @@ class GradeMemo:
             self.hits += 1
             return cached
         self.misses += 1
-        graded = self._compute(item, run)
+        graded = self._compute(item, run, outputs)
         if plain(graded) and not any(isinstance(r, dict) and r.get("status") == "error" for r in graded.get("results") or []):
             self._write(path, name, graded)
         return graded

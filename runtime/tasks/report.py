@@ -70,7 +70,8 @@ def write_runs(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: di
                slug: Callable[[str], str]) -> tuple[list[dict[str, Any]], int]:
     """The records (for `aggregate`) of the task runs among `runs`, and how many are excluded
     (infrastructure); writes each graded run's files. `common`: software versions, folder
-    coverage and the operation lookup (`{"software", "folder_coverage", "operation_of"}`)."""
+    coverage, the operation lookup, the failure tally, the journal and the task-grade memo
+    (`{"software", "folder_coverage", "operation_of", "tally", "journal", "grades"}`)."""
     prices = {m: e["price"] for m, e in plan["models"].items()}
     records: list[dict[str, Any]] = []
     incomplete = 0
@@ -101,8 +102,8 @@ def write_runs(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: di
         # What the run was offered: the task's permitted tools and the system's own stage tools
         # (orchestrated: record_plan, validate), so using the harness is never "unpermitted".
         offered = [*item.context["permitted_tools"], *sorted((system_spec["spec"].get("stage_tools") or {}))]
-        graded = common["grades"].grade(item, run, task_grade.outputs_of(run)) if "grades" in common else task_grade.grade(item, run)
-        evaluation = categorize(graded, run, plan, system=system_spec, permitted_tools=offered)
+        outputs = task_grade.outputs_of(run)  # decoded once: for the grade and the run's files
+        evaluation = categorize(common["grades"].grade(item, run, outputs), run, plan, system=system_spec, permitted_tools=offered)
         common["tally"].add((spec.workload, spec.model, spec.system), evaluation, journal, spec.key)
         records.append({**base, "status": "graded", "verdict": evaluation["verdict"], "outcome": evaluation["outcome"],
                         "steps": run["steps"], "budget_exceeded": int(bool((run.get("task") or {}).get("exceeded"))),
@@ -110,11 +111,11 @@ def write_runs(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: di
                         "failure_categories": list(evaluation.get("failure_categories") or []),
                         **({"failure": evaluation["failure"]} if evaluation.get("failure") else {})})
         folder = out / "runs" / spec.workload / slug(spec.model) / spec.system / f"{spec.item_id}.r{spec.repetition}"
-        _write_run(lock, plan, entry, item, spec, run, calls, cost, evaluation, folder, common, put, put_bytes)
+        _write_run(lock, plan, entry, item, spec, run, outputs, calls, cost, evaluation, folder, common, put, put_bytes)
     return records, incomplete
 
 
-def _write_run(lock, plan, entry, item, spec, run, calls, cost, evaluation, folder: Path, common, put, put_bytes) -> None:
+def _write_run(lock, plan, entry, item, spec, run, outputs, calls, cost, evaluation, folder: Path, common, put, put_bytes) -> None:
     model = plan["models"][spec.model]
     system_ref = planning.system_ref(plan, spec.system)
     system = plan["systems"][system_ref]
@@ -123,7 +124,6 @@ def _write_run(lock, plan, entry, item, spec, run, calls, cost, evaluation, fold
                         plan["edition"]["spec"]["analysis"], *([r for r in plan["code"] if r.startswith("lrc.reference-models.")]
                                                                   if model.get("reference") else [])})
     task_state = run.get("task") or {}
-    outputs = task_grade.outputs_of(run)
     put(folder / "manifest.json", {
         "trace_format": 1, "plan_digest": lock["root_digest"], "edition": plan["edition"]["ref"],
         "task_id": spec.item_id,
