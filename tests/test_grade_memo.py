@@ -4,8 +4,9 @@ It may only ever save time: a hit gives exactly the grade the validators gave; a
 the checks, an input, a saved file or the code is a miss; an entry not sealed by this user's
 key (planted, damaged) is never trusted; a grade that may depend on the machine (an `error`
 result) or that would not read back exactly (non-JSON values) is never remembered; and
-`lrc verify` recomputes every grade. A full demo report with and without it is byte-identical:
-tests/test_task_e2e.py and the demo tests rebuild folders both ways (LRC_NO_CACHE).
+`lrc verify` recomputes every grade. End to end, tests/test_task_e2e.py rebuilds a task folder
+with the memo off (LRC_NO_CACHE) and, under --slow, from a private memo cold then warm: the same
+bytes as the execute wrote each time.
 """
 
 from __future__ import annotations

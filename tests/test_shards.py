@@ -23,9 +23,10 @@ from helpers.project import REPO, journal_records, run_lrc
 from helpers.shared import SMALL_N, small_demo_lock
 
 LOCK = REPO / "generated" / "demo" / "plan.lock"  # the small demo's lock once `small_lock` has run
-TRIAGE = next(w for w in json.loads(LOCK.read_bytes())["plan"]["workloads"] if w.startswith("triage."))
+_PLAN = json.loads(LOCK.read_bytes())["plan"]
+TRIAGE = next(w for w in _PLAN["workloads"] if w.startswith("triage."))
 SUBSET = ("--workloads", TRIAGE)
-SUBSET_RUNS = SMALL_N * len(json.loads(LOCK.read_bytes())["plan"]["models"]) * 2  # items x models x (single-shot, agentic)
+SUBSET_RUNS = SMALL_N * len(_PLAN["models"]) * 2  # items x models x (single-shot, agentic)
 
 
 @pytest.fixture(scope="module", autouse=True)
