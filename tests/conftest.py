@@ -13,7 +13,7 @@ import pytest
 from hypothesis import settings
 from ruamel.yaml import YAML
 
-from helpers.shared import shared_execute, small_demo_lock
+from helpers.shared import TASK_SUBSET, shared_execute, small_demo_lock
 from helpers.stub_server import StubServer
 from support import REPO
 
@@ -51,6 +51,34 @@ def small_demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path
 
     lock = small_demo_lock(tmp_path_factory)
     out, res = shared_execute(tmp_path_factory, "demo-small-run", ["execute", lock], run_lrc)
+    return lock, out, res
+
+
+@pytest.fixture(scope="session")
+def task_subset_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess]:
+    """(out folder, completed process) of `lrc execute` of the committed demo lock with
+    `--workloads` two of its four tasks (TASK_SUBSET: a partial folder, exit 0), run once per
+    session and shared read-only: the default suite's end-to-end run of the tasks on the
+    reference models under direct and orchestrated (the full demo run, which runs all four
+    among its 865 runs, is left to the slow tests)."""
+    from helpers.project import run_lrc
+
+    return shared_execute(tmp_path_factory, "demo-task-subset",
+                          ["execute", REPO / "generated" / "demo" / "plan.lock", "--workloads", ",".join(TASK_SUBSET)], run_lrc)
+
+
+@pytest.fixture(params=["small", pytest.param("full", marks=pytest.mark.slow)])
+def demo_run_of_each_size(request: pytest.FixtureRequest) -> tuple[Path, Path, subprocess.CompletedProcess]:
+    """(lock, out folder, completed process) of a finished demo execute, shared read-only: the
+    small demo (`small_demo_run`, every workload, system and model) by default, and the full
+    demo run (`demo_run`, 865 runs, ~40 s of one worker) under `--slow`. For the checks that
+    hold at any n; the checks of the full demo's own numbers (n = 15 per cell) are slow tests."""
+    if request.param == "full":
+        out, res = request.getfixturevalue("demo_run")
+        lock = REPO / "generated" / "demo" / "plan.lock"
+    else:
+        lock, out, res = request.getfixturevalue("small_demo_run")
+    assert res.returncode == 0, res.stdout + res.stderr
     return lock, out, res
 
 

@@ -56,19 +56,13 @@ def first(demo_run):
     return out, res
 
 
-@pytest.fixture(params=["small", pytest.param("full", marks=pytest.mark.slow)])
-def plan_run(request, tmp_path_factory):
+@pytest.fixture
+def plan_run(demo_run_of_each_size):
     """(lock, out, completed process) of a finished execute, shared read-only. The properties of
     a run folder (identical bytes, resume, report, torn journal) are checked by default on the
     demo edition at n_per_cell 2 -- every workload, system and model: 110 runs instead of 865 --
-    and on the full demo run by `--slow`."""
-    if request.param == "full":
-        out, res = request.getfixturevalue("demo_run")
-        lock = LOCK
-    else:
-        lock, out, res = request.getfixturevalue("small_demo_run")
-    assert res.returncode == 0, res.stdout + res.stderr
-    return lock, out, res
+    and on the full demo run by `--slow` (conftest.py `demo_run_of_each_size`)."""
+    return demo_run_of_each_size
 
 
 @pytest.fixture
@@ -79,6 +73,7 @@ def copy_of_first(plan_run, tmp_path) -> Path:
     return out
 
 
+@pytest.mark.slow  # the full demo's own numbers (n = 15 per cell); the small demo's run folder is checked below
 def test_demo_scores_bound_the_workload_and_print_the_rate_card(first, lock_data):
     out, res = first
     assert "Traceback" not in res.stderr
@@ -106,10 +101,12 @@ def test_demo_scores_bound_the_workload_and_print_the_rate_card(first, lock_data
     assert "calibration" not in res.stderr
 
 
-def test_every_run_has_a_trace_folder(first, lock_data):
-    out, _ = first
+def test_every_run_has_a_trace_folder(plan_run):
+    lock, out, _ = plan_run
+    lock_data = json.loads(Path(lock).read_bytes())
+    n = lock_data["plan"]["edition"]["spec"]["n_per_cell"]
     folders = sorted(p for p in (out / "runs" / WORKLOAD).glob("*/*/*") if p.is_dir())
-    assert len(folders) == len(MODELS + CANDIDATES) * len(SYSTEMS) * N
+    assert len(folders) == len(MODELS + CANDIDATES) * len(SYSTEMS) * n
     for folder in folders:
         assert sorted(p.name for p in folder.iterdir()) == ["evaluation.json", "manifest.json", "trace.json"]
     manifest = json.loads((folders[0] / "manifest.json").read_text())

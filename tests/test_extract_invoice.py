@@ -691,6 +691,7 @@ errata: []
 _ROLES = {"lrc/oracle": "infrastructure-check", "lrc/null": "floor-check", "lrc/baseline": "baseline"}
 
 
+@pytest.mark.slow  # reads the full demo run (conftest.py `demo_run`: 865 runs)
 def test_end_to_end_both_workloads(tmp_path: Path, demo_run) -> None:
     """The edition of both workloads compiles with their code components; executed, the oracle
     passes n/n, the null model 0 and the baseline in between, and the item files are stored by

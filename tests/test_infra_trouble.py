@@ -124,6 +124,7 @@ def test_a_hung_provider_stops_the_model_in_seconds_and_a_rerun_completes(server
     assert_resumes_to_clean(server, lock, out, clean, first)
 
 
+@pytest.mark.slow  # waits out a 15 s run deadline (a healthy agentic run must fit in it on a loaded machine)
 def test_a_run_slower_than_its_deadline_is_excluded_alone(server, lock, clean, tmp_path):
     # Batch 02's requests never answer; a run may spend 15 s in calls (a healthy agentic run
     # needs a few seconds even on a loaded machine). The model is not hung as a whole: it stays.

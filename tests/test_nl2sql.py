@@ -634,6 +634,7 @@ def build_project(tmp_path: Path) -> Path:
     return project
 
 
+@pytest.mark.slow  # reads the full demo run (conftest.py `demo_run`: 865 runs)
 def test_end_to_end_on_the_reference_models(tmp_path: Path, demo_run) -> None:
     """The edition of both database workloads compiles with their tools; executed, the oracle
     passes n/n, the null model 0 and the baseline in between. The execute is the session's demo

@@ -164,6 +164,7 @@ def test_a_damaged_run_file_is_left_out_never_a_crash(task_plan, tmp_path):
     assert r["runs"] == 1
 
 
+@pytest.mark.slow  # reads the full demo run (conftest.py `demo_run`: 865 runs)
 def test_the_demo_execute_writes_the_reliability_report_and_its_data(demo_run):
     out, res = demo_run
     assert res.returncode == 0, res.stdout + res.stderr
@@ -203,10 +204,12 @@ def test_the_paired_section_shows_only_the_task_pairs_with_interval_sign_test_an
     assert "not run (every pair" in reliability.markdown(reliability.data(task_plan, None))
 
 
-def test_the_harness_tools_of_a_system_are_never_counted_as_unpermitted(demo_run):
+@pytest.mark.parametrize("run", ["task_subset_run", pytest.param("demo_run", marks=pytest.mark.slow)])
+def test_the_harness_tools_of_a_system_are_never_counted_as_unpermitted(run, request):
     """Orchestrated offers its own stage tools (record_plan, validate) beside the task's permitted
-    ones: a run using them is not an unsafe action. A call the runner refused would be."""
-    out, res = demo_run
+    ones: a run using them is not an unsafe action. A call the runner refused would be. Two of
+    the demo's tasks by default (conftest.py `task_subset_run`), all four under `--slow`."""
+    out, res = request.getfixturevalue(run)
     assert res.returncode == 0, res.stdout + res.stderr
     evaluations = sorted((out / "runs").glob("fa.*/*/orchestrated/*/evaluation.json"))
     assert evaluations

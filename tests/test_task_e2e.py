@@ -1,13 +1,15 @@
 """Seed-000 tasks end to end through `lrc execute` (real subprocesses, litellm's real path).
 
-- the demo edition's four tasks on the reference models under direct and orchestrated (the
-  shared demo run, conftest.py `demo_run`): the oracle passes each, the null model fails, the
-  baseline makes a partial job under direct and repairs it from the validate tool's report
-  under orchestrated on the tasks where the failing check names a cell or slide; calibration holds over the task cells; every run has its
-  manifest, trace (with the file mutations) and evaluation; the summary carries the split
-  manifest and the task hashes;
-- determinism: the tasks executed again into another folder give the same item bytes,
-  evaluations, traces and saved files;
+- the demo edition's tasks on the reference models under direct and orchestrated (two of
+  them by default, conftest.py `task_subset_run`; all four in the shared full demo run,
+  `demo_run`, under `--slow`): the oracle passes each, the null model fails, the baseline
+  makes a partial job under direct and repairs it from the validate tool's report under
+  orchestrated on the tasks where the failing check names a cell or slide; calibration holds
+  over the task cells; every run has its manifest, trace (with the file mutations) and
+  evaluation; the summary carries the split manifest and the task hashes;
+- determinism (slow): the tasks executed again into another folder give the same item bytes,
+  evaluations, traces and saved files as the full demo run; the report rebuilds the task
+  results from the journal alone;
 - a task run against the local stub server (tests/helpers/stub_server.py, behaviour `task`):
   hostile tool calls come back as tool errors, the scripted fix passes, only the permitted
   tools are offered; a resume repays nothing, and a run whose record was lost (killed after
@@ -23,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from helpers.project import STUB_MODEL, build_project, journal_records, lrc_env, run_lrc, tree
+from helpers.shared import TASK_SUBSET
 from support import REPO
 
 LOCK = REPO / "generated" / "demo" / "plan.lock"
@@ -37,6 +40,23 @@ def demo(demo_run):
     return out
 
 
+@pytest.fixture
+def subset(task_subset_run) -> Path:
+    """Two of the demo's tasks executed into a folder of their own (conftest.py `task_subset_run`)."""
+    out, res = task_subset_run
+    assert res.returncode == 0, res.stdout + res.stderr
+    return out
+
+
+@pytest.fixture(params=["subset", pytest.param("full", marks=pytest.mark.slow)])
+def task_run(request) -> tuple[Path, tuple[str, ...]]:
+    """(out folder, the tasks it ran): two of the demo's tasks by default, all four of the full
+    demo run under `--slow`."""
+    if request.param == "full":
+        return request.getfixturevalue("demo"), TASKS
+    return request.getfixturevalue("subset"), tuple(t for t in TASKS if t.rsplit(".v", 1)[0] in TASK_SUBSET)
+
+
 SYSTEMS = ("direct", "orchestrated")
 REPAIRED = ("fa.fix-cash-flow.v4", "fa.fix-sign.v4", "fa.refresh-deck-table.v4")
 """The demo tasks lrc/baseline passes under orchestrated only: the validate tool's failing check
@@ -49,11 +69,12 @@ def _cells(out: Path) -> dict[tuple[str, str, str], dict]:
     return {(c["task"], c["model"], c["system"]): c for c in summary["tasks"]["cells"]}
 
 
-def test_the_demo_runs_its_tasks_oracle_passes_null_fails_baseline_partial(demo):
+def test_the_demo_runs_its_tasks_oracle_passes_null_fails_baseline_partial(task_run):
+    demo, tasks = task_run
     cells = _cells(demo)
-    assert sorted({t for t, _, _ in cells}) == list(TASKS)
+    assert sorted({t for t, _, _ in cells}) == list(tasks)
     assert {s for _, _, s in cells} == set(SYSTEMS)
-    for task in TASKS:
+    for task in tasks:
         for system in SYSTEMS:
             oracle, null, baseline = (cells[(task, m, system)] for m in ("lrc/oracle", "lrc/null", "lrc/baseline"))
             assert (oracle["passes"], oracle["n"]) == (1, 1), oracle
@@ -67,14 +88,15 @@ def test_the_demo_runs_its_tasks_oracle_passes_null_fails_baseline_partial(demo)
     assert {f["workload"] for f in summary["calibration"]["failures"]} == set()
     assert summary["tasks"]["split_manifest"] == {t: "dev" for t in TASKS}
     assert summary["tasks"]["test_task_hashes"] == {}
-    assert set(summary["tasks"]["task_hashes"]) == set(TASKS)
+    assert set(summary["tasks"]["task_hashes"]) == set(TASKS)  # the plan's, whatever a folder ran
     card = (demo / "rate-card.md").read_text(encoding="utf-8")
     assert "## Reliability tasks (seed 000)" in card and "| fa.fix-sign.v4 | dev | lrc/oracle" in card
 
 
-def test_every_task_run_has_its_manifest_trace_and_evaluation(demo):
+def test_every_task_run_has_its_manifest_trace_and_evaluation(task_run):
+    demo, tasks = task_run
     lock = json.loads(LOCK.read_bytes())
-    for task in TASKS:
+    for task in tasks:
         entry = lock["plan"]["tasks"][task]
         for model, system in ((m, s) for m in ("lrc__oracle", "lrc__null", "lrc__baseline") for s in SYSTEMS):
             folder = demo / "runs" / task / model / system / f"{entry['spec']['id']}.r1"
@@ -99,18 +121,7 @@ def test_every_task_run_has_its_manifest_trace_and_evaluation(demo):
     assert not (demo / "work").exists(), "scratch copies are removed once journaled"
 
 
-SUBSET = ("fa.fix-sign", "fa.refresh-deck-table")
-
-
-@pytest.fixture(scope="module")
-def subset(tmp_path_factory) -> Path:
-    """Two of the demo's tasks executed into a folder of their own (a partial folder: exit 0)."""
-    out = tmp_path_factory.mktemp("tasks-subset") / "out"
-    res = run_lrc("execute", LOCK, "--out", out, "--workloads", ",".join(SUBSET))
-    assert res.returncode == 0, res.stdout + res.stderr
-    return out
-
-
+@pytest.mark.slow  # compares with the full demo run
 def test_two_executes_give_identical_task_items_and_results(demo, subset):
     out = subset
     for sub in ("items/fa.fix-sign.v4", "items/fa.refresh-deck-table.v4", "runs/fa.fix-sign.v4", "runs/fa.refresh-deck-table.v4"):

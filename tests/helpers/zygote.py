@@ -121,6 +121,31 @@ def _poll(pid: int, timeout: float) -> int | None:
     return None
 
 
+def _warm_lazy_imports() -> None:
+    """Import every runtime module, and draw one chart, before the first fork.
+
+    The runtime imports its heavy libraries where they are used (matplotlib for the page's
+    charts, reportlab and pypdf for PDFs, openpyxl and formulas for tasks, tiktoken for the
+    forecast), so `lrc compile` and a resume stay light. In a forked command that deferral is
+    paid again by every child: ~0.3 s of matplotlib alone in each of the ~180 executes and
+    reports of a run of the suite. Imported and warmed once here (no thread is started: checked
+    below), every child starts with them. A child still starts from the zygote's state, and the
+    byte-identity tests (`test_html_report`, `test_trend`) compare its output with a fresh
+    interpreter's."""
+    import importlib
+    import pkgutil
+
+    import lrc.runtime
+
+    for module in pkgutil.walk_packages(lrc.runtime.__path__, "lrc.runtime."):
+        importlib.import_module(module.name)
+    from lrc.runtime.report import charts
+
+    point = {"model": "warm/up", "check": False, "pass_rate": 0.5, "wilson_low": 0.2, "wilson_high": 0.8,
+             "cpo": 0.01, "cpo_low": 0.005, "cpo_high": 0.02}
+    charts.pareto_svg("zygote-warm-up", "warm-up", [{"system": "single-shot", "points": [point]}], "", 0.8)
+
+
 def serve() -> None:
     """The zygote's loop: one JSON request per line on stdin, one JSON reply per line on stdout."""
     from lrc.compiler import cli  # noqa: F401 - warm: the CLI and everything execute/report import
@@ -130,6 +155,8 @@ def serve() -> None:
 
     adapter.load_litellm()
     import polars  # noqa: F401
+
+    _warm_lazy_imports()
 
     # The running code's fingerprints, computed once: every execute, report and render verifies
     # the lock against them (~1 s of parsing per fresh process). codeprint's memo is keyed by
@@ -225,6 +252,17 @@ def run(args: list[str], env: dict[str, str], cwd: Path, timeout: float,
     a plain subprocess (same result type, same timeout behaviour). `preamble` is Python run in
     the command's process before the CLI starts (a test's monkeypatch of runtime code): the
     plain subprocess is then `python -c PREAMBLE + main()`."""
+    import time as _t
+    _t0 = _t.perf_counter()
+    try:
+        return _run(args, env, cwd, timeout, preamble)
+    finally:
+        if os.environ.get("LRC_TEST_CMDLOG"):
+            with open(os.environ["LRC_TEST_CMDLOG"], "a") as _fh:
+                _fh.write(json.dumps({"args": [str(a) for a in args][:3], "t": _t.perf_counter() - _t0, "test": os.environ.get("PYTEST_CURRENT_TEST")}) + "\n")
+
+
+def _run(args, env, cwd, timeout, preamble):
     if os.environ.get(_ENV_DISABLE) != "1" and hasattr(os, "fork") and hasattr(os, "pidfd_open"):
         key = tuple(sorted(_startup_env(env).items()))
         zygote = _ZYGOTES.get(key)
