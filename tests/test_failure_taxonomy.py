@@ -19,6 +19,7 @@ from lrc.runtime import failures, grading
 from lrc.runtime.checks.results import result
 from lrc.runtime.lock import artifact_validators
 from lrc.runtime.lock import format as lockformat
+from helpers.shared import small_demo_lock
 from support import REPO, pinned, run_lrc
 
 OUTCOMES = ("step_cap", "budget_exceeded", "refusal", "no_answer", "invalid_output")
@@ -205,9 +206,16 @@ def test_hostile_labels_are_refused_with_their_location(tmp_path: Path):
 # -- lrc categorize: append-only, both shown ---------------------------------------------------
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory) -> Path:
+def small_lock(tmp_path_factory) -> Path:
+    """The small demo's lock (helpers.shared): the same workloads, models and systems as the demo,
+    fewer items, so the execute and report of a one-cell subset do not generate the full demo's."""
+    return small_demo_lock(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory, small_lock) -> Path:
     out = tmp_path_factory.mktemp("categorize") / "run"
-    res = run_lrc("execute", "generated/demo/plan.lock", "--out", out, "--workloads", pinned("triage.ap-inbox"),
+    res = run_lrc("execute", small_lock, "--out", out, "--workloads", pinned("triage.ap-inbox"),
                   "--models", "lrc/null", "--limit", "1", timeout=600)
     assert res.returncode == 0, res.stderr
     return out
@@ -219,14 +227,14 @@ def _evaluation(run_dir: Path) -> tuple[str, Path]:
     return f"{pinned('triage.ap-inbox')}|lrc/null|single-shot|{item}|r{rep}", path
 
 
-def test_categorize_appends_and_the_report_shows_assigned_beside_derived(run_dir: Path):
+def test_categorize_appends_and_the_report_shows_assigned_beside_derived(run_dir: Path, small_lock: Path):
     key, path = _evaluation(run_dir)
     derived = json.loads(path.read_text())["failure"]
     assert derived["primary"] == "task-incomplete"
     run_record = [line for line in (run_dir / "journal.jsonl").read_text().splitlines() if '"type":"run"' in line]
-    first = run_lrc("categorize", run_dir, "--run", key, "--primary", "refusal", "--note", "it said it could not", "--reviewer", "ana")
+    first = run_lrc("categorize", run_dir, "--plan", small_lock, "--run", key, "--primary", "refusal", "--note", "it said it could not", "--reviewer", "ana")
     assert first.returncode == 0, first.stderr
-    second = run_lrc("categorize", run_dir, "--run", key, "--primary", "wrong-classification", "--secondary", "review-burden",
+    second = run_lrc("categorize", run_dir, "--plan", small_lock, "--run", key, "--primary", "wrong-classification", "--secondary", "review-burden",
                      "--note", "on second reading: labels, not a refusal")
     assert second.returncode == 0, second.stderr
     lines = (run_dir / "journal.jsonl").read_text().splitlines()
@@ -234,7 +242,7 @@ def test_categorize_appends_and_the_report_shows_assigned_beside_derived(run_dir
     assert [a["primary"] for a in assigned] == ["refusal", "wrong-classification"]  # both kept
     assert [a["seq"] for a in assigned] == [1, 2]  # numbered under the folder lock
     assert [line for line in lines if '"type":"run"' in line] == run_record  # the run record is untouched
-    rep = run_lrc("report", "generated/demo/plan.lock", "--out", run_dir)
+    rep = run_lrc("report", small_lock, "--out", run_dir)
     assert rep.returncode in (0, 3), rep.stderr
     evaluation = json.loads(path.read_text())
     assert evaluation["failure"] == derived
@@ -253,11 +261,11 @@ def test_categorize_appends_and_the_report_shows_assigned_beside_derived(run_dir
     (("--primary", "refusal", "--secondary", "refusal", "--note", "x"), "is a primary category"),
     (("--primary", "refusal", "--note", "  "), "--note is empty"),
 ])
-def test_categorize_refuses_bad_input_with_exit_1(run_dir: Path, args, message):
+def test_categorize_refuses_bad_input_with_exit_1(run_dir: Path, small_lock: Path, args, message):
     key, _ = _evaluation(run_dir)
     before = (run_dir / "journal.jsonl").read_bytes()
     full = args if "--run" in args else ("--run", key, *args)
-    res = run_lrc("categorize", run_dir, *full)
+    res = run_lrc("categorize", run_dir, "--plan", small_lock, *full)
     assert res.returncode == 1 and message in res.stderr and "Traceback" not in res.stderr, res.stderr
     assert (run_dir / "journal.jsonl").read_bytes() == before
 
