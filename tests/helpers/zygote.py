@@ -30,11 +30,13 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 _STARTUP_PREFIXES = ("PYTHON", "LC_", "LANG", "TZ")
 _ENV_DISABLE = "LRC_TEST_NO_ZYGOTE"  # set to 1 to run every command as a plain subprocess
+_ENV_CMDLOG = "LRC_TEST_CMDLOG"  # a file: every command's wall time is appended to it (`_log_command`)
 
 
 def _startup_env(env: dict[str, str]) -> dict[str, str]:
@@ -167,6 +169,14 @@ def serve() -> None:
         for component in codeprint.discover().values():
             codeprint.fingerprint(component)
 
+    # Every object the warm-up made (~480,000: litellm's and pydantic's models, polars, matplotlib)
+    # moves to the permanent generation: a child's collections scan only what the command itself
+    # allocates. Without it each full collection in a child walked the whole warm heap -- ~20% of a
+    # small execute's time (the cost showed up inside whatever was allocating, e.g. matplotlib's
+    # transforms). What is collectable, and when, is unchanged for the command's own objects.
+    import gc
+
+    gc.freeze()
     if threading.active_count() != 1:  # forking with another thread alive could copy a held lock
         raise SystemExit(f"zygote: {threading.active_count()} threads after warm-up; refusing to fork")
     replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
@@ -252,17 +262,26 @@ def run(args: list[str], env: dict[str, str], cwd: Path, timeout: float,
     a plain subprocess (same result type, same timeout behaviour). `preamble` is Python run in
     the command's process before the CLI starts (a test's monkeypatch of runtime code): the
     plain subprocess is then `python -c PREAMBLE + main()`."""
-    import time as _t
-    _t0 = _t.perf_counter()
+    started = time.perf_counter()
     try:
         return _run(args, env, cwd, timeout, preamble)
     finally:
-        if os.environ.get("LRC_TEST_CMDLOG"):
-            with open(os.environ["LRC_TEST_CMDLOG"], "a") as _fh:
-                _fh.write(json.dumps({"args": [str(a) for a in args][:3], "t": _t.perf_counter() - _t0, "test": os.environ.get("PYTEST_CURRENT_TEST")}) + "\n")
+        _log_command(args, time.perf_counter() - started)
 
 
-def _run(args, env, cwd, timeout, preamble):
+def _log_command(args: list[str], seconds: float) -> None:
+    """With LRC_TEST_CMDLOG=FILE in the suite's environment, one JSON line per command: its first
+    arguments, its wall time and the test that ran it -- where the suite's time goes, by command
+    and by test (`python3 dev.py test` with it set, then sum the lines)."""
+    path = os.environ.get(_ENV_CMDLOG)
+    if path:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"args": [str(a) for a in args][:3], "seconds": round(seconds, 3),
+                                 "test": os.environ.get("PYTEST_CURRENT_TEST")}) + "\n")
+
+
+def _run(args: list[str], env: dict[str, str], cwd: Path, timeout: float,
+         preamble: str | None) -> subprocess.CompletedProcess:
     if os.environ.get(_ENV_DISABLE) != "1" and hasattr(os, "fork") and hasattr(os, "pidfd_open"):
         key = tuple(sorted(_startup_env(env).items()))
         zygote = _ZYGOTES.get(key)
