@@ -176,7 +176,8 @@ def serve() -> None:
     # transforms). What is collectable, and when, is unchanged for the command's own objects.
     import gc
 
-    gc.freeze()
+    if not os.environ.get("LRC_TEST_NO_FREEZE"):  # (to measure what the freeze saves)
+        gc.freeze()
     if threading.active_count() != 1:  # forking with another thread alive could copy a held lock
         raise SystemExit(f"zygote: {threading.active_count()} threads after warm-up; refusing to fork")
     replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
