@@ -149,5 +149,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     import gc
     import os
 
-    if not os.environ.get("LRC_TEST_NO_FREEZE"):
+    from helpers.zygote import ENV_NO_FREEZE
+
+    if not os.environ.get(ENV_NO_FREEZE):
         gc.freeze()

@@ -79,7 +79,7 @@ def _lines_naming_a_candidate(text: str) -> list[str]:
 
 @pytest.mark.parametrize("name", ["rate-card.md", "reliability-report.md", "forecast-vs-actual.md", "report.html"])
 def test_every_line_naming_a_candidate_says_demo_model_demo_price(demo_run_of_each_size, name, request):
-    lock, out, _ = demo_run_of_each_size
+    _, out, _ = demo_run_of_each_size
     if name == "reliability-report.md" and not (out / name).exists():  # the small demo runs no task: the tasks' own folder
         out, _ = request.getfixturevalue("task_subset_run")
     text = (out / name).read_text(encoding="utf-8")

@@ -7,9 +7,10 @@
   orchestrated on the tasks where the failing check names a cell or slide; calibration holds
   over the task cells; every run has its manifest, trace (with the file mutations) and
   evaluation; the summary carries the split manifest and the task hashes;
-- determinism (slow): the tasks executed again into another folder give the same item bytes,
-  evaluations, traces and saved files as the full demo run; the report rebuilds the task
-  results from the journal alone;
+- determinism: the tasks executed again into another folder give the same item bytes,
+  evaluations, traces and saved files as the full demo run (slow); the report rebuilds the
+  task results of the two-task folder from its journal alone (with the task-grade memo off;
+  from a cold then a warm memo under `--slow`);
 - a task run against the local stub server (tests/helpers/stub_server.py, behaviour `task`):
   hostile tool calls come back as tool errors, the scripted fix passes, only the permitted
   tools are offered; a resume repays nothing, and a run whose record was lost (killed after

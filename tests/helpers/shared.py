@@ -78,10 +78,10 @@ def shared_execute(tmp_path_factory: pytest.TempPathFactory, name: str, args: li
 
 
 SMALL_N = 2
-#: The demo tasks of conftest.py `task_subset_run`: one workbook task and one deck task.
-TASK_SUBSET = ("fa.fix-sign", "fa.refresh-deck-table")
 """n_per_cell of the small demo: every workload, system and model of the demo at 2 items a cell
 (and none of its tasks)."""
+TASK_SUBSET = ("fa.fix-sign", "fa.refresh-deck-table")
+"""The demo tasks of conftest.py `task_subset_run`: one workbook task and one deck task."""
 
 
 def build_small_demo(folder: Path, candidates: bool = True) -> None:

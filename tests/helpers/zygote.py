@@ -37,6 +37,7 @@ from typing import Any
 _STARTUP_PREFIXES = ("PYTHON", "LC_", "LANG", "TZ")
 _ENV_DISABLE = "LRC_TEST_NO_ZYGOTE"  # set to 1 to run every command as a plain subprocess
 _ENV_CMDLOG = "LRC_TEST_CMDLOG"  # a file: every command's wall time is appended to it (`_log_command`)
+ENV_NO_FREEZE = "LRC_TEST_NO_FREEZE"  # set: neither the zygote nor a test worker freezes its heap (to measure what it saves)
 
 
 def _startup_env(env: dict[str, str]) -> dict[str, str]:
@@ -176,7 +177,7 @@ def serve() -> None:
     # transforms). What is collectable, and when, is unchanged for the command's own objects.
     import gc
 
-    if not os.environ.get("LRC_TEST_NO_FREEZE"):  # (to measure what the freeze saves)
+    if not os.environ.get(ENV_NO_FREEZE):
         gc.freeze()
     if threading.active_count() != 1:  # forking with another thread alive could copy a held lock
         raise SystemExit(f"zygote: {threading.active_count()} threads after warm-up; refusing to fork")
