@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import base64
 import json
+from unittest import mock
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from hypothesis import example, given, settings, strategies as st
 
 from helpers.project import KEY_ENV, build_project, lrc_env, run_lrc, tree
 from helpers.stub_server import Fault, StubServer
 from lrc.runtime.journal import Journal
-from lrc.runtime.redact import build_redactor, redact_value
+from lrc.runtime.redact import NOT_A_CREDENTIAL, _Screen, _Secret, build_redactor, forms_of, redact_value
 
 KEY = "sk-lrc+test/secret=9f2c7a1e5b3d8c60Qx"
 NAME = "LRC_TEST_STUB_KEY"
@@ -149,3 +151,62 @@ def test_a_rejected_key_echoed_in_any_form_is_not_printed(stub, lock, tmp_path, 
     assert not leaked(res.stdout + res.stderr), res.stderr
     for fname, data in tree(out).items():
         assert not leaked(data.decode("utf-8", "replace")), f"key material in {fname}"
+
+
+# -- the screen in front of the exact search (issue 11 §4) -------------------------------------
+
+def _exact_spans(secrets, text: str) -> list:
+    return [span for secret in secrets for span in secret.spans(text)]
+
+
+_SECRET_VALUES = st.sampled_from([KEY, "ghp_" + "aB3" * 12, "p4ss+wörd/ключ=Zz9", "short-but-8", "has a space in it"])
+_FILLER = st.one_of(st.sampled_from(["", " ", '"', "\\n"]), st.text(alphabet=st.sampled_from("ab+/=_-%0F9 \n\"\\{}:,кé"), max_size=40))
+
+
+@st.composite
+def _text_with_pieces(draw):
+    """Filler with pieces (any length, any offset) of a secret's forms and their neighbours."""
+    value = draw(_SECRET_VALUES)
+    forms = [form for form, _n in forms_of(value)]
+    parts = []
+    for _ in range(draw(st.integers(0, 5))):
+        parts.append(draw(_FILLER))
+        form = draw(st.sampled_from(forms))
+        # the shortest pieces redacted (8, 16 of hex), one shorter, the whole form, or any slice
+        length = draw(st.one_of(st.sampled_from([7, 8, 15, 16, len(form)]), st.integers(0, len(form))))
+        start = draw(st.one_of(st.just(0), st.integers(0, max(0, len(form) - length))))
+        parts.append(form[start:start + length])
+    parts.append(draw(_FILLER))
+    return value, "".join(parts)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_text_with_pieces(), st.sampled_from(["LRC_X_KEY", "LRC_X_CACHE_DIR"]))
+@example((KEY, f'"{KEY[:8]}" and {KEY[-8:]}'), "LRC_X_KEY")  # runs of exactly the shortest piece
+@example((KEY, "hex " + KEY.encode().hex()[2:18] + "\n"), "LRC_X_KEY")
+@example(("has a space in it", "it has a space in it, twice: has a space in it"), "LRC_X_KEY")
+def test_the_screen_passes_every_text_the_exact_search_would_redact(case, name):
+    """`_Screen.holds` may say True for a clean text, never False for one with a secret's
+    piece; and the redactor's output is the exact search's, screened or not."""
+    value, text = case
+    environ = {name: value, "LRC_OTHER_TOKEN": "sk-another-one-0123456789"}
+    secrets = [_Secret(n, v, pieces=not NOT_A_CREDENTIAL.search(n) and not any(c.isspace() for c in v))
+               for n, v in sorted(environ.items())]
+    screen = _Screen(secrets)
+    for probe in (text, text * 2, text + "x" * 300 + text):  # the second pass reads remembered runs
+        if _exact_spans(secrets, probe):
+            assert screen.holds(probe), probe
+    redact = build_redactor(environ)
+    with mock.patch.object(_Screen, "holds", lambda self, text: True):  # the exact search alone
+        expected = build_redactor(environ)(text)
+    assert redact(text) == expected
+    assert redact(text) == expected  # again, once its runs are remembered
+
+
+def test_a_long_run_of_secret_characters_goes_to_the_exact_search():
+    """A file's base64 in a message is one long run: screened, it still has every key piece cut."""
+    filler = base64.b64encode(bytes(range(256)) * 4).decode("ascii")
+    redact = build_redactor({NAME: KEY})
+    for form in (KEY, FORMS["base64"], FORMS["hex"]):
+        out = redact(filler + form + filler)
+        assert MARK in out and not leaked(out)
