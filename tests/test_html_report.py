@@ -14,6 +14,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from helpers import browser
 from helpers.project import REPO, run_lrc
@@ -282,6 +283,49 @@ def test_probability_of_being_the_cheapest_qualifier():
     assert 0.3 < a["models"]["b"] < 0.8 and a["models"]["b"] + a["none"] == 1.0
     assert a == cheapest_probabilities(borderline, Fraction("0.80"), "seed/w", replicates=500)
     assert cheapest_probabilities({}, Fraction("0.80"), "s") == {"models": {}, "none": None}
+
+
+def _cheapest_by_fractions(per_model, threshold, seed, replicates):
+    """P(cheapest qualifier) as the page defines it, in Fractions: a model qualifies in a
+    replicate when its pass rate is at least the bar; the lowest CPO wins, a tie the first id."""
+    from lrc.runtime.report.stats import _resamples
+
+    items = sorted({i for runs in per_model.values() for i in runs})
+    models = sorted(per_model)
+    wins, none = dict.fromkeys(models, 0), 0
+    for draw in _resamples(seed, len(items), replicates):
+        best = None
+        for m in models:
+            rows = [per_model[m].get(items[i], (Decimal(0), 0, 0)) for i in draw]
+            p, g = sum(r[1] for r in rows), sum(r[2] for r in rows)
+            if not g or not p or Fraction(p, g) < threshold:
+                continue
+            value = (Fraction(sum(r[0] for r in rows)) / p, m)
+            best = value if best is None or value < best else best
+        if best is None:
+            none += 1
+        else:
+            wins[best[1]] += 1
+    return {"models": {m: wins[m] / replicates for m in models}, "none": none / replicates, "replicates": replicates}
+
+
+_COSTS = st.sampled_from([Decimal("0"), Decimal("0.01"), Decimal("0.010"), Decimal("0.02"), Decimal("0.0125"), Decimal("3")])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(st.sampled_from(["a/x", "b/y", "c/z", "d"]),
+                       st.dictionaries(st.sampled_from([f"i{k}" for k in range(6)]),
+                                       st.tuples(_COSTS, st.integers(0, 3), st.integers(0, 3)).map(
+                                           lambda t: (t[0], min(t[1], t[2]), t[2])), min_size=1),
+                       min_size=1, max_size=4),
+       st.sampled_from([Fraction(0), Fraction(1, 2), Fraction(4, 5), Fraction(1), Fraction(2, 3)]))
+def test_the_cheapest_qualifier_is_exactly_the_fraction_definition(per_model, threshold):
+    """Integer cross-multiplication gives the same probabilities as Fractions, ties included
+    (equal CPOs from differently scaled costs: 0.01 and 0.010; $0 costs; passes of 0)."""
+    from lrc.runtime.report.html import cheapest_probabilities
+
+    assert cheapest_probabilities(per_model, threshold, "seed/w", replicates=60) == \
+        _cheapest_by_fractions(per_model, threshold, "seed/w", 60)
 
 
 def _chromium() -> str:
