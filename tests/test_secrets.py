@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import base64
 import json
-from unittest import mock
 from pathlib import Path
+from unittest import mock
 from urllib.parse import quote
 
 import pytest
