@@ -89,6 +89,66 @@ def test_chart_svg_is_byte_identical_across_processes_and_hash_seeds(tmp_path):
     assert "quality bar 0.80" in svg and CHART_INPUT["footer"] in svg  # the bar and the standard footer on the chart
 
 
+def _drawn_marks(panel: dict, colour: dict[str, str]) -> tuple[set, dict]:
+    """What a panel draws for its points: every bar as ((x0, y0), (x1, y1), colour), and every
+    marker position with its (edge colour, face colour), whichever artists carry them."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+    from matplotlib.collections import LineCollection, PathCollection
+    from matplotlib.colors import to_hex
+
+    from lrc.runtime.report import charts
+
+    fig, ax = plt.subplots()
+    try:
+        charts._panel(ax, panel, colour, 0.8)
+        bars = set()
+        for coll in ax.collections:
+            if isinstance(coll, LineCollection):
+                colours = [to_hex(c) for c in coll.get_colors()]
+                for i, seg in enumerate(coll.get_segments()):
+                    (x0, y0), (x1, y1) = seg
+                    bars.add(((round(x0, 9), round(y0, 9)), (round(x1, 9), round(y1, 9)), colours[i % len(colours)]))
+        marks: dict = {}
+        for coll in ax.collections:
+            if isinstance(coll, PathCollection):
+                edges = [to_hex(c) for c in coll.get_edgecolors()]
+                faces = [to_hex(c) for c in coll.get_facecolors()]
+                for i, (x, y) in enumerate(coll.get_offsets()):
+                    marks.setdefault((round(float(x), 9), round(float(y), 9)), []).append((edges[i % len(edges)], faces[i % len(faces)]))
+        for line in ax.lines:
+            if line.get_marker() not in (None, "None", "", " "):
+                for x, y in zip(line.get_xdata(), line.get_ydata()):
+                    marks.setdefault((round(float(x), 9), round(float(y), 9)), []).append(
+                        (to_hex(line.get_markeredgecolor()), to_hex(line.get_markerfacecolor())))
+        return bars, marks
+    finally:
+        plt.close(fig)
+
+
+def test_each_point_is_drawn_with_its_wilson_bar_its_cpo_bar_and_caps_in_its_colour():
+    panel = {"system": "single-shot", "points": [
+        {"model": "a/m", "check": False, "pass_rate": 0.5, "wilson_low": 0.25, "wilson_high": 0.75,
+         "cpo": 0.02, "cpo_low": 0.01, "cpo_high": 0.04},
+        {"model": "b/never", "check": False, "pass_rate": 0.0, "wilson_low": 0.0, "wilson_high": 0.25,
+         "cpo": None, "cpo_low": None, "cpo_high": None},
+        {"model": "lrc/oracle", "check": True, "pass_rate": 1.0, "wilson_low": 0.75, "wilson_high": 1.0,
+         "cpo": 0.01, "cpo_low": None, "cpo_high": None}]}
+    a, b, grey = "#1f5fa8", "#c2410c", "#8a8a8a"
+    bars, marks = _drawn_marks(panel, {"a/m": a, "b/never": b})
+    band_middle = round((0.04 * 1.14 + 0.04 * 1.42) / 2, 9)  # a model with no success: drawn in its band
+    assert bars == {((0.01, 0.5), (0.04, 0.5), a), ((0.02, 0.25), (0.02, 0.75), a),  # CPO (bootstrap) and Wilson bars
+                    ((band_middle, 0.0), (band_middle, 0.25), b),                     # no CPO: the Wilson bar only
+                    ((0.01, 0.75), (0.01, 1.0), grey)}                                # a check without a CPO interval
+    for end in ((0.01, 0.5), (0.04, 0.5), (0.02, 0.25), (0.02, 0.75), (band_middle, 0.0), (band_middle, 0.25), (0.01, 0.75)):
+        assert end in marks, f"a cap at the end of a bar {end}"
+    assert (a, a) in marks[(0.02, 0.5)]               # a scored model: a filled marker in its colour
+    assert (b, b) in marks[(band_middle, 0.0)]
+    assert (grey, "#ffffff") in marks[(0.01, 1.0)]    # a check of the harness: hollow, in grey
+
+
 def test_chart_labels_are_text_never_markup_or_mathtext():
     from lrc.runtime.report.charts import pareto_svg
 

@@ -118,22 +118,21 @@ def _panel(ax, panel: dict[str, Any], colour: dict[str, str], threshold: float) 
     ax.set_title(panel["system"], loc="left")
     ax.grid(True, color="#e5e5e5", linewidth=0.6, zorder=0)
     scored = []
+    marks = _Marks()
     for i, p in enumerate(points):
         x = (band[0] + band[1]) / 2 if p["cpo"] is None else p["cpo"]
         c = _CHECK if p["check"] else colour[p["model"]]
-        xerr = None
         if p["cpo"] is not None and p.get("cpo_low") is not None:
-            xerr = [[max(0.0, p["cpo"] - p["cpo_low"])], [max(0.0, p["cpo_high"] - p["cpo"])]]
-        yerr = [[p["pass_rate"] - p["wilson_low"]], [p["wilson_high"] - p["pass_rate"]]]
-        ax.errorbar([x], [p["pass_rate"]], xerr=xerr, yerr=yerr, fmt="o" if not p["check"] else "s",
-                    color=c, ecolor=c, elinewidth=1, capsize=3, markersize=5.5,
-                    markerfacecolor=c if not p["check"] else "white", zorder=3)
+            marks.bar((max(0.0, p["cpo"] - p["cpo_low"]), max(0.0, p["cpo_high"] - p["cpo"])), None, x, p["pass_rate"], c)
+        marks.bar(None, (p["pass_rate"] - p["wilson_low"], p["wilson_high"] - p["pass_rate"]), x, p["pass_rate"], c)
+        marks.point(x, p["pass_rate"], c, p["check"])
         label = model_label(p["model"]) + (" (check)" if p["check"] else "")
         in_band = p["cpo"] is None
         ax.annotate(label, (x, p["pass_rate"]), xytext=(-7 if in_band else 6, 4 - 9 * (i % 2)), textcoords="offset points",
                     fontsize=7, color=c, zorder=4, ha="right" if in_band else "left")
         if not p["check"] and p["cpo"] is not None:
             scored.append((p["cpo"], -p["pass_rate"]))
+    marks.draw(ax)
     # The Pareto frontier of the scored models: none is both cheaper and better than a point on it.
     frontier, best = [], -1.0
     for cpo, neg in sorted(scored):
@@ -143,3 +142,50 @@ def _panel(ax, panel: dict[str, Any], colour: dict[str, str], threshold: float) 
     if len(frontier) > 1:
         ax.step([f[0] for f in frontier], [f[1] for f in frontier], where="post", color="#444444",
                 linewidth=0.8, alpha=0.6, zorder=2)
+
+
+class _Marks:
+    """A panel's points with their error bars, drawn as a few collections for the whole panel.
+
+    Why not one `errorbar` per point: each call builds ~8 artists (the marker line, a bar
+    collection per direction, four cap lines), which was a third of a chart's CPU. The look is
+    the same: 1-pt bars with 6-pt caps (`capsize=3` each side) under 5.5-pt markers, a circle
+    filled with the model's colour, a hollow square for a check of the harness; one colour per
+    point for its bars, caps and marker."""
+
+    def __init__(self) -> None:
+        self.segments: list[tuple[tuple[float, float], tuple[float, float]]] = []
+        self.segment_colours: list[str] = []
+        self.caps: dict[str, tuple[list[tuple[float, float]], list[str]]] = {"|": ([], []), "_": ([], [])}
+        self.points: dict[bool, tuple[list[tuple[float, float]], list[str]]] = {False: ([], []), True: ([], [])}
+
+    def bar(self, xerr: tuple[float, float] | None, yerr: tuple[float, float] | None, x: float, y: float, colour: str) -> None:
+        """A horizontal (`xerr`: below, above) or vertical (`yerr`) error bar through (x, y), capped at both ends."""
+        lo, hi = xerr if xerr is not None else yerr
+        ends = ((x - lo, y), (x + hi, y)) if xerr is not None else ((x, y - lo), (x, y + hi))
+        self.segments.append(ends)
+        self.segment_colours.append(colour)
+        where, colours = self.caps["|" if xerr is not None else "_"]
+        where.extend(ends)
+        colours.extend((colour, colour))
+
+    def point(self, x: float, y: float, colour: str, check: bool) -> None:
+        where, colours = self.points[check]
+        where.append((x, y))
+        colours.append(colour)
+
+    def draw(self, ax) -> None:
+        from matplotlib.collections import LineCollection
+
+        if self.segments:
+            ax.add_collection(LineCollection(self.segments, colors=self.segment_colours, linewidths=1, zorder=3),
+                              autolim=False)
+        for marker, (where, colours) in self.caps.items():
+            if where:
+                ax.scatter([w[0] for w in where], [w[1] for w in where], s=6 ** 2, marker=marker, c=colours,
+                           linewidths=1, zorder=3)
+        for check, (where, colours) in self.points.items():
+            if where:
+                ax.scatter([w[0] for w in where], [w[1] for w in where], s=5.5 ** 2, marker="s" if check else "o",
+                           facecolors=["white" if check else c for c in colours], edgecolors=colours,
+                           linewidths=1, zorder=3)
