@@ -355,6 +355,10 @@ def finished(small_demo_run, tmp_path_factory) -> tuple[str, Path]:
     (out / ".lrc-execute.lock").unlink(missing_ok=True)
     calls = [r for r in _lines(out / "journal.jsonl")[1:] if r["type"] == "call"]
     assert calls and all(isinstance(c["queue_ms"], int) and isinstance(c["latency_ms"], int) for c in calls)
+    # The stamp names the folder it was written for, so a copy is another folder: one report
+    # stamps this copy, and "stamp kept" below is the path with nothing to rebuild whatever runs first.
+    res = run_lrc("report", str(lock), "--out", out)
+    assert res.returncode == 0, res.stderr[-3000:]
     return str(lock), out
 
 
@@ -370,6 +374,7 @@ def test_report_and_a_resume_with_nothing_to_do_never_import_litellm(finished, c
     before = _outputs(finished_demo)
     if stamp == "removed":  # no record of the outputs: they are rebuilt from the journal, still without litellm
         (finished_demo / ".lrc-outputs.json").unlink(missing_ok=True)
+    stamped = (finished_demo / ".lrc-outputs.json").stat() if stamp == "kept" else None
     args = [command, lock, "--out", str(finished_demo)] + (["--no-progress"] if command == "execute" else [])
     res, imported = _lrc_checked(*args)
     assert res.returncode == 0, res.stderr[-3000:]
@@ -377,6 +382,9 @@ def test_report_and_a_resume_with_nothing_to_do_never_import_litellm(finished, c
     assert "Rate card" in res.stdout or "rate card" in res.stdout.lower()
     assert _outputs(finished_demo) == before  # the same bytes either way
     assert (finished_demo / ".lrc-outputs.json").is_file()
+    if stamped is not None:  # nothing rebuilt (a rebuild writes a new stamp, even over the same bytes)
+        now = (finished_demo / ".lrc-outputs.json").stat()
+        assert (now.st_ino, now.st_mtime_ns) == (stamped.st_ino, stamped.st_mtime_ns)
 
 
 @pytest.mark.parametrize("change", ["cells.csv deleted", "rate card edited", "journal touched", "journal line appended"])
