@@ -224,3 +224,93 @@ def test_the_preselected_tokenizer_counts_what_litellm_counts(model):
     for tool_list in (None, tools):
         assert counter.prompt(messages, tool_list) == litellm.token_counter(model=bare, messages=messages, tools=tool_list)
     assert counter.text("{\"labels\": [1, 2, 3]}") == litellm.token_counter(model=bare, text="{\"labels\": [1, 2, 3]}")
+
+
+# -- a run file is written with as few system calls as it takes (runtime/report/outputs._put) --
+
+def _reference_put(path, data: bytes) -> None:
+    """_put as it was: mkdir, exists, read, write a temporary file, rename, exists."""
+    import os
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists() and path.read_bytes() == data:
+        return
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def _state(root) -> dict:
+    return {p.relative_to(root).as_posix(): (p.read_bytes() if p.is_file() else None, p.stat().st_mode & 0o7777)
+            for p in sorted(root.rglob("*"))}
+
+
+@pytest.mark.parametrize("before", [None, b"", b"same", b"sam", b"same and more", b"diff", b"x" * 70000])
+@pytest.mark.parametrize("data", [b"", b"same", b"x" * 70000 + b"y"])
+def test_put_leaves_what_the_replaced_put_left(tmp_path, before, data):
+    from lrc.runtime.report.outputs import _put
+
+    results = []
+    for name, put in (("old", _reference_put), ("new", _put)):
+        root = tmp_path / name
+        target = root / "runs" / "w" / "m" / "s" / "item.r1" / "trace.json"  # folders made as needed
+        if before is not None:
+            target.parent.mkdir(parents=True)
+            target.write_bytes(before)
+        put(target, data)
+        results.append(_state(root))
+    assert results[0] == results[1]
+
+
+def test_put_keeps_a_file_that_already_holds_the_bytes_and_replaces_one_that_does_not(tmp_path):
+    from lrc.runtime.report.outputs import _put
+
+    path = tmp_path / "a" / "f.json"
+    _put(path, b"{}\n")
+    first = path.stat()
+    _put(path, b"{}\n")  # the same bytes: not written again (same inode, same mtime)
+    again = path.stat()
+    assert (again.st_ino, again.st_mtime_ns) == (first.st_ino, first.st_mtime_ns)
+    _put(path, b"[]\n")  # as long, other bytes: replaced through a rename (a new inode)
+    assert path.read_bytes() == b"[]\n" and path.stat().st_ino != first.st_ino
+    _put(path, b"[]\n ")  # the same prefix, one byte longer
+    assert path.read_bytes() == b"[]\n "
+
+
+@pytest.mark.parametrize("fail", ["write", "replace"])
+def test_put_that_fails_leaves_the_old_file_and_no_temporary_file(tmp_path, monkeypatch, fail):
+    import errno
+    import os
+
+    from lrc.runtime.report import outputs
+
+    path = tmp_path / "f.json"
+    path.write_bytes(b"old")
+    real = getattr(os, fail)
+    calls = []
+
+    def failing(*args):
+        calls.append(args)
+        if fail == "write":
+            real(args[0], bytes(args[1])[:1])  # a torn write first, as a filling disk does
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(outputs.os, fail, failing)
+    with pytest.raises(OSError, match=os.strerror(errno.ENOSPC)):
+        outputs._put(path, b"new bytes")
+    monkeypatch.undo()
+    assert calls and path.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.json"]
+
+
+def test_put_where_a_file_stands_in_for_the_folder_is_the_os_error_and_changes_nothing(tmp_path):
+    from lrc.runtime.report.outputs import _put
+
+    (tmp_path / "runs").write_bytes(b"not a folder")
+    with pytest.raises(OSError):
+        _put(tmp_path / "runs" / "item.r1" / "trace.json", b"x")
+    assert _state(tmp_path) == {"runs": (b"not a folder", (tmp_path / "runs").stat().st_mode & 0o7777)}

@@ -46,7 +46,7 @@ from lrc.runtime.tasks import report as task_report
 from lrc.runtime.tasks.grade_memo import GradeMemo
 
 COMPONENT_ID = "lrc.analysis"
-COMPONENT_VERSION = 22
+COMPONENT_VERSION = 23
 
 TRACE_FORMAT = 1
 
@@ -75,17 +75,60 @@ class Summary:
 
 def _put(path: Path, data: bytes) -> None:
     """Write `data` unless the file already holds it; through a temporary file and a rename, so
-    a kill never leaves half a file (the journal stays the source: `lrc report` rewrites all)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists() and path.read_bytes() == data:
-        return
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    a kill never leaves half a file (the journal stays the source: `lrc report` rewrites all).
+
+    System calls are most of what a first report of a large journal spends on its three files a
+    run, so each is made once, on descriptors (a Python file object adds an fstat, an ioctl and
+    an lseek to every open): the file is opened, not looked up first, and read only when its
+    size matches; its folder is made only when the temporary file cannot be created for want of
+    it (once a run, not once a file); the temporary file is removed only if the write failed.
+    About 6 calls a new file instead of ~24 (strace), the same bytes and the same guarantee."""
+    name = os.fspath(path)
     try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+        fd = os.open(name, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        pass
+    else:
+        try:
+            same = os.fstat(fd).st_size == len(data) and _read_all(fd, len(data)) == data
+        finally:
+            os.close(fd)
+        if same:
+            return
+    folder, base = os.path.split(name)
+    tmp = os.path.join(folder, f".{base}.{os.getpid()}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
+    try:
+        fd = os.open(tmp, flags, 0o666)
+    except FileNotFoundError:
+        os.makedirs(folder, exist_ok=True)
+        fd = os.open(tmp, flags, 0o666)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        os.replace(tmp, name)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _read_all(fd: int, size: int) -> bytes:
+    """Up to `size` + 1 bytes of `fd` (one more than expected: a file that grew is not the same)."""
+    chunks, left = [], size + 1
+    while left > 0:
+        chunk = os.read(fd, left)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 def _dump(path: Path, value: Any) -> None:
