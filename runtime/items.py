@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from lrc.runtime import filebytes
 from lrc.runtime.lock import safe_regex
 from lrc.runtime.workloads.base import Item
 
@@ -68,9 +69,11 @@ def generate(plan: dict[str, Any], seed: str) -> dict[str, list[Item]]:
 
 
 def _put(path: Path, data: bytes) -> None:
-    """Write once; an existing file must already hold exactly these bytes."""
-    if path.exists():
-        if path.read_bytes() != data:
+    """Write once; an existing file must already hold exactly these bytes (read without waiting:
+    a FIFO or a device in its place is refused like other bytes, `lrc.runtime.filebytes`)."""
+    held = filebytes.holds(path, data)
+    if held is not None:
+        if not held:
             raise ItemError(f"{path} differs from what the locked generator produces; use a new --out folder")
         return
     path.parent.mkdir(parents=True, exist_ok=True)

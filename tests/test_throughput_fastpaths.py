@@ -7,6 +7,7 @@ shapes; the speed itself is measured by `benchmarks/throughput.py`, never timed 
 from __future__ import annotations
 
 import copy
+import json
 import hashlib
 from decimal import Decimal
 
@@ -314,3 +315,57 @@ def test_put_where_a_file_stands_in_for_the_folder_is_the_os_error_and_changes_n
     with pytest.raises(OSError):
         _put(tmp_path / "runs" / "item.r1" / "trace.json", b"x")
     assert _state(tmp_path) == {"runs": (b"not a folder", (tmp_path / "runs").stat().st_mode & 0o7777)}
+
+
+def _within(seconds: float, call):
+    """call() on a daemon thread: its result, or a failure if it has not returned in `seconds`
+    (a read of a FIFO with no writer waits forever; the suite must not)."""
+    import threading
+
+    box: dict = {}
+
+    def target():
+        try:
+            box["value"] = call()
+        except BaseException as exc:  # noqa: BLE001 - handed back to the test
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert not worker.is_alive(), f"still waiting after {seconds} s"
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_where_a_run_file_goes_is_replaced_never_waited_on(tmp_path):
+    import os
+
+    from lrc.runtime.report.outputs import _put
+
+    path = tmp_path / "runs" / "item.r1" / "trace.json"
+    path.parent.mkdir(parents=True)
+    os.mkfifo(path)
+    _within(10, lambda: _put(path, b"{}\n"))
+    assert path.is_file() and path.read_bytes() == b"{}\n"
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="no FIFOs here")
+@pytest.mark.parametrize("planted", ["fifo", "folder"])
+def test_something_else_where_an_item_file_goes_is_refused_never_waited_on(tmp_path, planted):
+    import os
+
+    from lrc.runtime import items
+    from lrc.runtime.workloads.base import Item
+
+    item = Item(index=0, item_id="it-01", context={"q": 1}, answer_key={"a": 2})
+    path = tmp_path / "out" / "items" / "w.v1" / "it-01" / "item.json"
+    path.parent.mkdir(parents=True)
+    os.mkfifo(path) if planted == "fifo" else path.mkdir()
+    with pytest.raises(items.ItemError, match="differs from what the locked generator produces"):
+        _within(10, lambda: items.write({"w.v1": [item]}, tmp_path / "out"))
+    items.write({"w.v1": [item]}, tmp_path / "elsewhere")  # and where nothing is in the way, it is written
+    assert json.loads((tmp_path / "elsewhere" / "items" / "w.v1" / "it-01" / "item.json").read_text()) == \
+        {"item_id": "it-01", "index": 0, "context": {"q": 1}}
