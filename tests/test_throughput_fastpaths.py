@@ -369,3 +369,17 @@ def test_something_else_where_an_item_file_goes_is_refused_never_waited_on(tmp_p
     items.write({"w.v1": [item]}, tmp_path / "elsewhere")  # and where nothing is in the way, it is written
     assert json.loads((tmp_path / "elsewhere" / "items" / "w.v1" / "it-01" / "item.json").read_text()) == \
         {"item_id": "it-01", "index": 0, "context": {"q": 1}}
+
+
+def test_a_run_folder_is_new_once_and_its_files_are_written_without_comparison(tmp_path):
+    from lrc.runtime.report.outputs import _new_folder, _put
+
+    folder = tmp_path / "runs" / "w.v1" / "m" / "single-shot" / "it-01.r1"
+    assert _new_folder(folder) is True and folder.is_dir()  # made with its parents
+    assert _new_folder(folder) is False                      # there already: its files are compared
+    _put(folder / "trace.json", b"{}\n", fresh=True)
+    assert (folder / "trace.json").read_bytes() == b"{}\n"
+    (tmp_path / "runs" / "w.v1" / "m" / "single-shot" / "it-02.r1").write_bytes(b"a file, not a folder")
+    assert _new_folder(tmp_path / "runs" / "w.v1" / "m" / "single-shot" / "it-02.r1") is False
+    with pytest.raises(OSError):  # and writing into it is the OS's error, as before
+        _put(tmp_path / "runs" / "w.v1" / "m" / "single-shot" / "it-02.r1" / "trace.json", b"{}\n")

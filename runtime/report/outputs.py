@@ -46,7 +46,7 @@ from lrc.runtime.tasks import report as task_report
 from lrc.runtime.tasks.grade_memo import GradeMemo
 
 COMPONENT_ID = "lrc.analysis"
-COMPONENT_VERSION = 24
+COMPONENT_VERSION = 25
 
 TRACE_FORMAT = 1
 
@@ -73,7 +73,7 @@ class Summary:
         return calibration_text.report(self.calibration)
 
 
-def _put(path: Path, data: bytes) -> None:
+def _put(path: Path, data: bytes, fresh: bool = False) -> None:
     """Write `data` unless the file already holds it; through a temporary file and a rename, so
     a kill never leaves half a file (the journal stays the source: `lrc report` rewrites all).
 
@@ -83,9 +83,10 @@ def _put(path: Path, data: bytes) -> None:
     a regular file of the same size (`lrc.runtime.filebytes`: a FIFO in its place is replaced,
     never waited on); its folder is made only when the temporary file cannot be created for want
     of it (once a run, not once a file); the temporary file is removed only if the write failed.
-    About 6 calls a new file instead of ~24 (strace), the same bytes and the same guarantee."""
+    About 6 calls a new file instead of ~24 (strace), the same bytes and the same guarantee.
+    `fresh`: the folder was made just now (`_new_folder`), so there is nothing to compare with."""
     name = os.fspath(path)
-    if filebytes.holds(name, data):
+    if not fresh and filebytes.holds(name, data):
         return
     folder, base = os.path.split(name)
     tmp = os.path.join(folder, f".{base}.{os.getpid()}.tmp")
@@ -129,7 +130,25 @@ def _compact(value: Any) -> str:
         return boundedjson.dumps(value, sort_keys=True, ensure_ascii=False, default=str, separators=(", ", ": "))
 
 
-def _dump_run(path: Path, value: dict[str, Any]) -> None:
+def _new_folder(folder: Path) -> bool:
+    """Make `folder` (and its parents) if it is missing: True when this call made it -- nothing
+    can be in it yet, so its files need no comparison (a first report of a large journal makes
+    every run's folder: three failed opens a run saved) -- False when it was there already."""
+    name = os.fspath(folder)
+    try:
+        os.mkdir(name)
+    except FileExistsError:
+        return False
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(name), exist_ok=True)
+        try:
+            os.mkdir(name)
+        except FileExistsError:
+            return False
+    return True
+
+
+def _dump_run(path: Path, value: dict[str, Any], fresh: bool = False) -> None:
     """A run's manifest, trace or evaluation: one line per top-level key, each value on its line.
 
     Why not `indent=2` like summary.json: Python encodes indented JSON in pure Python, and
@@ -139,7 +158,7 @@ def _dump_run(path: Path, value: dict[str, Any]) -> None:
     if not value or not all(isinstance(k, str) for k in value):
         return _dump(path, value)
     lines = ",\n".join(f"  {_compact(k)}: {_compact(v)}" for k, v in sorted(value.items()))
-    _put(path, ("{\n" + lines + "\n}\n").encode("utf-8"))
+    _put(path, ("{\n" + lines + "\n}\n").encode("utf-8"), fresh)
 
 
 def _task_exclusions(plan: dict[str, Any], runs: list, journal) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
@@ -519,6 +538,7 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
         code_refs = sorted({workload["spec"]["dataset"]["generator"], plan["systems"][system_ref]["spec"]["implementation"],
                             *(c["check"] for c in workload["spec"]["grading"]["checks"]),
                             *([use["tools"]["implementation"]] if use.get("tools") else [])})
+        fresh = _new_folder(folder)
         _dump_run(folder / "manifest.json", {
             "trace_format": TRACE_FORMAT,
             "plan_digest": lock["root_digest"], "edition": plan["edition"]["ref"],
@@ -539,7 +559,7 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
             **({"reused_from": sorted({(o["plan"], o["edition"], o["run"]): {"plan": o["plan"], "edition": o["edition"], "run": o["run"]}
                                        for o in map(_reused, calls) if o}.values(), key=lambda o: (o["plan"], o["run"]))}
                if any(c.get("reused") for c in calls) else {}),
-        })
+        }, fresh)
         _dump_run(folder / "trace.json", {
             "trace_format": TRACE_FORMAT,
             "messages": run["transcript"],
@@ -550,7 +570,7 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
             "events": run["events"],
             "stop": {"outcome": run["outcome"], "steps": run["steps"], "submitted_through_tool": run["submitted"]},
             "cost_usd": decimal_str(cost),
-        })
+        }, fresh)
         _dump_run(folder / "evaluation.json", {
             "trace_format": TRACE_FORMAT,
             "validators": evaluation["results"],
@@ -559,7 +579,7 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
             "final_disposition": {"pass": "passed", "partial": "partial (counts as not passed)", "fail": "failed"}[evaluation["verdict"]],
             "human_review": _human_review(workload, evaluation, review.get((spec.workload, spec.model, spec.system))),
             **({"judge": _judge_trace(evaluation, journal, spec.key, judges)} if spec.workload in judged_workloads else {}),
-        })
+        }, fresh)
     task_records, task_incomplete = task_report.write_runs(
         lock, plan, runs, items, journal, out, calls_by_run,
         {"software": versions, "folder_coverage": folder_coverage, "operation_of": lambda key: operation_of(journal, key),
