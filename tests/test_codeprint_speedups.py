@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import copy
 import json
@@ -214,3 +215,83 @@ def test_a_batch_shares_path_lookups_and_gives_the_same_fingerprints(monkeypatch
     with codeprint.batch():  # a new batch asks the filesystem again
         codeprint.fingerprint(components[0])
     assert len(probes) > len(set(probes))
+
+
+# -- closure: the batched walk equals the walk it replaced ------------------------------------
+
+def _reference_closure(module: str, root: Path) -> list[Path]:
+    """The walk before names and files were looked up once per batch: every pushed name is
+    expanded again, every module path asks the filesystem."""
+    seen: dict[Path, str] = {}
+    todo = [module]
+    while todo:
+        parts = todo.pop().split(".")
+        for i in range(2, len(parts) + 1):
+            candidate = ".".join(parts[:i])
+            path = codeprint._find_module(candidate, root) if candidate.startswith(codeprint.PACKAGE + ".") or candidate == codeprint.PACKAGE else None
+            if path is None or path in seen:
+                continue
+            seen[path] = candidate
+            todo.extend(codeprint._scan_imports(path, candidate))
+    return sorted(seen, key=lambda p: p.as_posix())
+
+
+SYNTHETIC_PACKAGE = {
+    # a cycle through a package's __init__, relative imports at two levels, a star import, an
+    # import inside a function, names that are functions rather than modules, and a name whose
+    # file does not exist
+    "__init__.py": "from . import a\n",
+    "a.py": "from .b import helper, missing_name\nfrom .pkg import *\n",
+    "b.py": "import lrc.runtime.a\ndef helper():\n    from .pkg.deep import f\n    return f\n",
+    "pkg/__init__.py": "from ..a import x\n",
+    "pkg/deep.py": "from .. import b\nfrom . import nowhere\nimport lrc.runtime.pkg.deep as again\n",
+    "lonely.py": "import json\n",
+    "c.py": "from .pkg.deep import f\nfrom lrc.runtime import lonely\n",
+}
+
+
+def test_closure_equals_the_unbatched_walk_on_a_package_with_cycles(tmp_path):
+    root = tmp_path / "runtime"
+    for name, text in SYNTHETIC_PACKAGE.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    modules = ["lrc.runtime", "lrc.runtime.a", "lrc.runtime.b", "lrc.runtime.c", "lrc.runtime.pkg",
+               "lrc.runtime.pkg.deep", "lrc.runtime.lonely", "lrc.runtime.nowhere"]
+    expected = {m: _reference_closure(m, root) for m in modules}
+    assert {p.name for p in expected["lrc.runtime.c"]} == {"__init__.py", "a.py", "b.py", "c.py", "deep.py", "lonely.py"}
+    assert expected["lrc.runtime.nowhere"] == expected["lrc.runtime"]  # no file of its own: only the package runs
+    for batched in (False, True):  # outside a batch every lookup asks again; inside, once
+        with codeprint.batch() if batched else contextlib.nullcontext():
+            for module in modules:
+                assert codeprint.closure(module, root) == expected[module], (module, batched)
+                assert codeprint.closure(module, root) == expected[module], (module, batched)  # a batch's second ask
+
+
+def test_closure_of_every_runtime_module_equals_the_unbatched_walk():
+    root = codeprint.runtime_root()
+    modules = sorted({codeprint.module_name(p, root) for p in RUNTIME_FILES})
+    with codeprint.batch():
+        for module in modules:
+            assert codeprint.closure(module, root) == _reference_closure(module, root), module
+
+
+def test_a_batch_digests_each_file_once_and_a_new_batch_sees_an_edit(tmp_path, monkeypatch):
+    root = tmp_path / "runtime"
+    for name, text in SYNTHETIC_PACKAGE.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    (root / "comp1.py").write_text('COMPONENT_ID = "x.one"\nCOMPONENT_VERSION = 1\nfrom . import a\n', encoding="utf-8")
+    (root / "comp2.py").write_text('COMPONENT_ID = "x.two"\nCOMPONENT_VERSION = 1\nfrom . import c\n', encoding="utf-8")
+    asked: list[str] = []
+    real = codeprint.file_digest
+    monkeypatch.setattr(codeprint, "file_digest", lambda p: asked.append(str(p)) or real(p))
+    with codeprint.batch():
+        comps = codeprint.discover(root)
+        first = {ref: codeprint.fingerprint(c, root) for ref, c in comps.items()}
+    assert sorted(asked) == sorted(set(asked)), "a file was digested twice in one batch"
+    (root / "b.py").write_text("import lrc.runtime.a\nVALUE = 2\n", encoding="utf-8")
+    with codeprint.batch():
+        again = {ref: codeprint.fingerprint(c, root) for ref, c in codeprint.discover(root).items()}
+    assert again["x.one.v1"].fingerprint != first["x.one.v1"].fingerprint  # b.py is in both closures
+    assert again["x.two.v1"].fingerprint != first["x.two.v1"].fingerprint
+    assert "deep.py" not in {Path(f).name for f in again["x.one.v1"].files}  # b.py no longer imports pkg.deep

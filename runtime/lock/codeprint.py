@@ -124,6 +124,15 @@ def _find_module(module: str, root: Path) -> Path | None:
     return None
 
 
+def _lexical_module_name(path: Path, root: Path) -> str:
+    """`module_name` of a path found under `root` by rglob, read off the path itself (no
+    resolve): for guesses only, where a symlink that makes it differ costs a missed guess."""
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join([PACKAGE, *parts])
+
+
 def module_name(path: Path, root: Path | None = None) -> str:
     root = root or runtime_root()
     rel = path.resolve().relative_to(root.resolve())
@@ -250,6 +259,19 @@ def _likely_imports(raw: bytes, module: str, is_package: bool) -> set[str]:
     return {m for m in out if m.startswith(PACKAGE)}
 
 
+_LIKELY: dict[tuple[bytes, str, bool], frozenset[str]] = {}
+"""`_likely_imports` by (digest of the source, module, is package): a process that compiles
+again (the tests, `lrc diff`'s two trees) guesses again from the same bytes."""
+
+
+def _likely_imports_of(raw: bytes, module: str, is_package: bool) -> frozenset[str]:
+    key = (hashlib.blake2b(raw, digest_size=16).digest(), module, is_package)
+    found = _LIKELY.get(key)
+    if found is None:
+        found = _LIKELY[key] = frozenset(_likely_imports(raw, module, is_package))
+    return found
+
+
 def _prefetch(root: Path, sources: dict[Path, bytes]) -> None:
     """Parse about half of the modules this compile will parse on a second process.
 
@@ -261,7 +283,8 @@ def _prefetch(root: Path, sources: dict[Path, bytes]) -> None:
     later, as before: this only ever saves time."""
     if not _can_fork():
         return
-    paths = {module_name(p, root): p for p in sources}
+    # Names read off the paths as rglob gave them (no resolve per file): only a guess of what to parse.
+    paths = {_lexical_module_name(p, root): p for p in sources}
     # Components whose declaration the supplied map already knows are discovered without a
     # parse, and only the plan's components are then fingerprinted (from the map, where their
     # bytes are known): parsing their whole import closure ahead would be wasted work.
@@ -273,8 +296,8 @@ def _prefetch(root: Path, sources: dict[Path, bytes]) -> None:
         if path in needed:
             continue
         needed.add(path)
-        module = module_name(path, root)
-        for name in _likely_imports(sources[path], module, path.name == "__init__.py"):
+        module = _lexical_module_name(path, root)
+        for name in _likely_imports_of(sources[path], module, path.name == "__init__.py"):
             parts = name.split(".")
             for i in range(2, len(parts) + 1):  # parent packages run too
                 target = paths.get(".".join(parts[:i]))
@@ -597,22 +620,40 @@ def _scan_imports(path: Path, module: str) -> Iterable[str]:
                 yield f"{base}.{name}"
 
 
+def _runs(name: str, root: Path) -> list[tuple[Path, str]]:
+    """(file, module) of every runtime module importing `name` runs, in order: importing a.b.c
+    runs the __init__ of every parent package too. Looked up once per name in a batch (a
+    compile's closures push the same few hundred names thousands of times)."""
+
+    def compute() -> list[tuple[Path, str]]:
+        parts = name.split(".")
+        found = []
+        for i in range(2, len(parts) + 1):
+            candidate = ".".join(parts[:i])
+            path = module_path(candidate, root)
+            if path is not None:
+                found.append((path, candidate))
+        return found
+
+    return _batched(("runs", name, str(root)), compute)
+
+
 def closure(module: str, root: Path | None = None) -> list[Path]:
     """The module's file, its parent packages' __init__ files and every runtime module it imports, transitively."""
     root = root or runtime_root()
     seen: dict[Path, str] = {}
+    expanded: set[str] = set()  # a name expanded once put all its files in `seen`: again is a no-op
     todo = [module]
     while todo:
         name = todo.pop()
-        parts = name.split(".")
-        # Importing a.b.c runs the __init__ of every parent package too.
-        for i in range(2, len(parts) + 1):
-            candidate = ".".join(parts[:i])
-            path = module_path(candidate, root)
-            if path is None or path in seen:
+        if name in expanded:
+            continue
+        expanded.add(name)
+        for path, candidate in _runs(name, root):
+            if path in seen:
                 continue
             seen[path] = candidate
-            todo.extend(_imports(path, candidate))
+            todo.extend(_batched(("imports", str(path), candidate), lambda p=path, c=candidate: list(_imports(p, c))))
     return sorted(seen, key=lambda p: p.as_posix())
 
 
@@ -624,7 +665,8 @@ def fingerprint(component: Component, root: Path | None = None) -> CodePrint:
     """
     root = root or runtime_root()
     base = _batched(("resolve", str(root.parent)), root.parent.resolve)
-    files = {_batched(("relative", str(p), str(base)), lambda p=p: p.resolve().relative_to(base).as_posix()): file_digest(p)
+    files = {_batched(("relative", str(p), str(base)), lambda p=p: p.resolve().relative_to(base).as_posix()):
+             _batched(("digest", str(p)), lambda p=p: file_digest(p))
              for p in closure(component.module, root)}
     files = dict(sorted(files.items()))
     value = {"id": component.id, "files": files}
