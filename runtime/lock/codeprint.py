@@ -124,22 +124,23 @@ def _find_module(module: str, root: Path) -> Path | None:
     return None
 
 
-def _lexical_module_name(path: Path, root: Path) -> str:
-    """`module_name` of a path found under `root` by rglob, read off the path itself (no
-    resolve): for guesses only, where a symlink that makes it differ costs a missed guess."""
-    parts = list(path.relative_to(root).with_suffix("").parts)
-    if parts and parts[-1] == "__init__":
-        parts = parts[:-1]
-    return ".".join([PACKAGE, *parts])
-
-
-def module_name(path: Path, root: Path | None = None) -> str:
-    root = root or runtime_root()
-    rel = path.resolve().relative_to(root.resolve())
+def _dotted(rel: Path) -> str:
+    """The module name of a file at `rel` inside the runtime package."""
     parts = list(rel.with_suffix("").parts)
     if parts and parts[-1] == "__init__":
         parts = parts[:-1]
     return ".".join([PACKAGE, *parts])
+
+
+def _lexical_module_name(path: Path, root: Path) -> str:
+    """`module_name` of a path found under `root` by rglob, read off the path itself (no
+    resolve): for guesses only, where a symlink that makes it differ costs a missed guess."""
+    return _dotted(path.relative_to(root))
+
+
+def module_name(path: Path, root: Path | None = None) -> str:
+    root = root or runtime_root()
+    return _dotted(path.resolve().relative_to(root.resolve()))
 
 
 _MEMO: dict[tuple, Any] = {}
