@@ -775,8 +775,9 @@ def _finish(command: str, summary) -> int:
 
 
 def _write_outputs(lock, plan, runs, items, modules, journal, out: Path, seed: str | None = None, memo: bool = True):
-    """`memo`: let task grades come from the per-user memo (`lrc.runtime.tasks.grade_memo`);
-    `lrc verify` says False, so that a package is verified by recomputing every grade."""
+    """`memo`: let task grades and charts come from the per-user memos (`lrc.runtime.tasks.grade_memo`,
+    `lrc.runtime.report.chart_memo`); `lrc verify` says False, so that a package is verified by
+    recomputing every grade and drawing every chart."""
     from lrc.runtime import estimate
     from lrc.runtime.report import outputs
 

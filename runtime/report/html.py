@@ -38,6 +38,7 @@ from typing import Any, Mapping
 
 from lrc.runtime.lock import judges as judge_models
 from lrc.runtime.report import charts
+from lrc.runtime.report.chart_memo import ChartMemo
 from lrc.runtime.report.aggregate import CHECK_ROLES, DEFAULT_REPLICATES, SCORED_ROLES
 from lrc.runtime.report.labels import model_label
 from lrc.runtime.report.ratecard import DEFAULT_DISCLAIMER, PARTIAL_NOTE, _cpo, _items_per_card, _pass, _rate, _ratio, _usd, _wilson
@@ -322,7 +323,8 @@ def _cell_notes(c: Mapping[str, Any]) -> str:
 
 
 def _workload_section(plan: Mapping[str, Any], out: Path | None, workload: str, systems: Mapping[str, list[str]],
-                      cells: Mapping[tuple, dict[str, Any]], partial: bool, threshold: str, seed: str) -> str:
+                      cells: Mapping[tuple, dict[str, Any]], partial: bool, threshold: str, seed: str,
+                      memo: ChartMemo) -> str:
     spec = plan["workloads"][workload]["spec"]
     job = spec["rate_card"]["job"]
     parts = [f"<h2 id=\"wl-{esc(charts._ident(workload))}\">{esc(job)} <span class=\"meta\">({esc(workload)})</span></h2>"]
@@ -341,7 +343,7 @@ def _workload_section(plan: Mapping[str, Any], out: Path | None, workload: str, 
             panels.append({"system": system, "points": points})
     key = workload
     if panels:
-        svg = charts.pareto_svg(key, f"{job}: CPO vs pass rate", panels, footer(plan), float(threshold))
+        svg = memo.svg(charts.pareto_svg, key, f"{job}: CPO vs pass rate", panels, footer(plan), float(threshold))
         parts.append(f"<figure class=\"chart\" id=\"chart-{esc(charts._ident(key))}\" data-chart=\"{esc(workload)}\">{svg}"
                      f"<figcaption>Pareto chart: each model's CPO (x, bootstrap 95%) against its pass rate (y, Wilson 95%); "
                      f"the dashed line is the quality bar {esc(threshold)}; a model with no success is drawn in the grey "
@@ -519,7 +521,7 @@ def _prices(plan: Mapping[str, Any]) -> str:
 
 
 def _page(plan: Mapping[str, Any], lock: Mapping[str, Any], out: Path | None, summary: Mapping[str, Any] | None,
-          cells: Mapping[tuple, dict[str, Any]]) -> str:
+          cells: Mapping[tuple, dict[str, Any]], memo: ChartMemo) -> str:
     edition = plan["edition"]["spec"]
     threshold = str(edition["qualifying"]["min_pass_rate"])
     partial = bool((summary or {}).get("partial"))
@@ -529,7 +531,7 @@ def _page(plan: Mapping[str, Any], lock: Mapping[str, Any], out: Path | None, su
             _rate_card(plan, cells, derived, partial, threshold), "<h2>Agentic multiplier</h2>",
             _multipliers(plan, derived, cells, partial)]
     for workload, systems in _planned(plan).items():
-        body.append(_workload_section(plan, out, workload, systems, cells, partial, threshold, lock["root_digest"]))
+        body.append(_workload_section(plan, out, workload, systems, cells, partial, threshold, lock["root_digest"], memo))
     body += ["<h2>Judge</h2>", _judge(plan, summary), "<h2>Frozen prices</h2>", _prices(plan)]
     if plan.get("tasks"):
         body.append("<h2>Reliability tasks</h2>")
@@ -543,20 +545,21 @@ def _page(plan: Mapping[str, Any], lock: Mapping[str, Any], out: Path | None, su
             f"<title>{esc(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n<main>\n" + "\n".join(body) + "\n</main>\n</body>\n</html>\n")
 
 
-def build_page(lock: Mapping[str, Any], out: Path) -> str:
+def build_page(lock: Mapping[str, Any], out: Path, memo: bool = True) -> str:
     """The page of run folder `out` (its summary.json and cells already written); `outputs.write_all`
-    writes it to OUT/report.html."""
+    writes it to OUT/report.html. `memo`: charts drawn before by this user under the same code may
+    come from the per-user memo (`lrc.runtime.report.chart_memo`); `lrc verify` draws every one."""
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     _RUNS.clear()
     try:
-        return _page(lock["plan"], lock, out, summary, _read_cells(out))
+        return _page(lock["plan"], lock, out, summary, _read_cells(out), ChartMemo(enabled=memo))
     finally:
         _RUNS.clear()
 
 
 def preregistration_page(lock: Mapping[str, Any]) -> str:
     """The page from the lock alone: every result "not run"."""
-    return _page(lock["plan"], lock, None, None, {})
+    return _page(lock["plan"], lock, None, None, {}, ChartMemo(enabled=False))
 
 
 def preregister_cli(lock_path: Path, html_out: Path | None) -> int:

@@ -46,7 +46,7 @@ from lrc.runtime.tasks import report as task_report
 from lrc.runtime.tasks.grade_memo import GradeMemo
 
 COMPONENT_ID = "lrc.analysis"
-COMPONENT_VERSION = 27
+COMPONENT_VERSION = 28
 
 TRACE_FORMAT = 1
 
@@ -446,7 +446,8 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
               journal, out: Path, forecast: dict[str, Any] | None = None, seed: str | None = None, memo: bool = True) -> Summary:
     """`forecast`: `lrc.runtime.estimate.for_report` of the plan, set beside the actual cost (None: none).
     `seed`: the edition's seed, which draws the human spot-check sample of judged runs.
-    `memo`: task grades may come from the per-user memo (`lrc.runtime.tasks.grade_memo`)."""
+    `memo`: task grades and the page's charts may come from the per-user memos
+    (`lrc.runtime.tasks.grade_memo`, `lrc.runtime.report.chart_memo`); False recomputes every one."""
     judged_workloads = set(judge_models.judged_workloads(plan))
     judges = judge_models.judges(plan)
     judge_prices = {j["id"]: j["price"] for j in judges.values()}
@@ -645,7 +646,7 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
         },
         **({"forecast_vs_actual": compared} if compared is not None else {}),
     })
-    _put(out / html_page.PAGE, html_page.build_page(lock, out).encode("utf-8"))  # read back from the files just written
+    _put(out / html_page.PAGE, html_page.build_page(lock, out, memo=memo).encode("utf-8"))  # read back from the files just written
     where = (f"\nOutputs in {out}:\n"
              f"  rate card       {out / 'rate-card.md'}\n"
              f"  cells           {out / 'cells.csv'} (and cells.parquet)\n"

@@ -27,17 +27,13 @@ What keeps it honest:
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 import sys
-import tempfile
 from importlib import metadata
-from pathlib import Path
 from typing import Any, Callable
 
-from lrc.runtime.lock import sealing
 from lrc.runtime.lock.canonical import digest
 from lrc.runtime.lock.format import LRC_VERSION
+from lrc.runtime.lock.sealed_entries import SealedEntries
 
 FORMAT = 1
 #: the libraries the artifact validators read workbooks and decks with and recalculate in
@@ -87,8 +83,7 @@ class GradeMemo:
         self._compute = compute
         self.hits = 0
         self.misses = 0
-        self._key = sealing.secret() if enabled and not os.environ.get("LRC_NO_CACHE") else None  # as factmemo reads it
-        self._folder = sealing.cache_home() / "task-grades"
+        self._entries = SealedEntries("task-grades", MAX_ENTRY_BYTES, enabled)
         self._namespace = {"format": FORMAT, "lrc": LRC_VERSION, "python": sys.version, "libraries": _versions(),
                            "code": {ref: entry.get("fingerprint") for ref, entry in sorted((plan.get("code") or {}).items())}}
 
@@ -98,47 +93,15 @@ class GradeMemo:
         return digest("task-grade", {**self._namespace, "checks": item.checks, "inputs": files, "outputs": saved}).split(":", 1)[1]
 
     def grade(self, item: Any, run: dict[str, Any], outputs: dict[str, bytes]) -> dict[str, Any]:
-        if self._key is None or run.get("outcome") != "answered":
+        if not self._entries.enabled or run.get("outcome") != "answered":
             return self._compute(item, run, outputs)
         name = self.key(item, outputs)
-        path = self._folder / f"{name}.bin"
-        cached = self._read(path, name)
-        if cached is not None:
+        entry = self._entries.read(name)
+        if entry is not None and isinstance(entry.get("grade"), dict):
             self.hits += 1
-            return cached
+            return entry["grade"]
         self.misses += 1
         graded = self._compute(item, run, outputs)
         if plain(graded) and not any(isinstance(r, dict) and r.get("status") == "error" for r in graded.get("results") or []):
-            self._write(path, name, graded)
+            self._entries.write(name, {"grade": graded})
         return graded
-
-    def _read(self, path: Path, name: str) -> dict[str, Any] | None:
-        try:
-            if path.stat().st_size > MAX_ENTRY_BYTES:
-                return None
-            payload = sealing.unseal(self._key, path.read_bytes())
-            if payload is None:
-                return None
-            entry = json.loads(payload)
-        except (OSError, ValueError):
-            return None
-        if not isinstance(entry, dict) or entry.get("key") != name or not isinstance(entry.get("grade"), dict):
-            return None
-        return entry["grade"]
-
-    def _write(self, path: Path, name: str, graded: dict[str, Any]) -> None:
-        payload = json.dumps({"key": name, "grade": graded}, sort_keys=True, ensure_ascii=False).encode("utf-8")
-        if len(payload) + sealing.SEAL > MAX_ENTRY_BYTES:
-            return
-        try:
-            self._folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".grade-", dir=self._folder)
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(sealing.seal(self._key, payload))
-                os.replace(tmp, path)
-            finally:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
-        except OSError:
-            return  # a cache that cannot be written only costs time
