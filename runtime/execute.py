@@ -775,15 +775,19 @@ def _finish(command: str, summary) -> int:
 
 
 def _write_outputs(lock, plan, runs, items, modules, journal, out: Path, seed: str | None = None, memo: bool = True):
-    """`memo`: let task grades and charts come from the per-user memos (`lrc.runtime.tasks.grade_memo`,
-    `lrc.runtime.report.chart_memo`); `lrc verify` says False, so that a package is verified by
-    recomputing every grade and drawing every chart."""
+    """`memo`: let task grades, charts and the forecast come from the per-user memos
+    (`lrc.runtime.tasks.grade_memo`, `lrc.runtime.report.chart_memo`, `lrc.runtime.forecast_memo`);
+    `lrc verify` says False, so that a package is verified by recomputing every grade, drawing
+    every chart and counting every prompt's tokens."""
     from lrc.runtime import estimate
+    from lrc.runtime.forecast_memo import ForecastMemo
     from lrc.runtime.report import outputs
 
-    # The forecast of `lrc estimate`, recomputed from the lock by the same code, beside the actual cost.
-    forecast = estimate.for_report(estimate.forecast(plan, lock["root_digest"], items,
-                                                     [r for r in runs if r.workload in plan["workloads"]]))
+    # The forecast of `lrc estimate`, recomputed from the lock by the same code (or remembered from
+    # this user's last computation of exactly it), beside the actual cost.
+    planned = [r for r in runs if r.workload in plan["workloads"]]
+    forecast = ForecastMemo(enabled=memo).for_report(
+        lock, plan, seed, planned, lambda: estimate.for_report(estimate.forecast(plan, lock["root_digest"], items, planned)))
     try:
         return outputs.write_all(lock, plan, runs, items, modules, journal, out, forecast, seed=seed, memo=memo)
     except OSError as exc:

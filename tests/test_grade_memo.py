@@ -24,7 +24,7 @@ from lrc.runtime.tasks import grade_memo
 from lrc.runtime.tasks.grade_memo import GradeMemo, plain
 
 PLAN = {"code": {"lrc.artifact-validators.v4": {"fingerprint": "sha256:" + "a" * 64},
-                 "lrc.analysis.v28": {"fingerprint": "sha256:" + "b" * 64}}}
+                 "lrc.analysis.v29": {"fingerprint": "sha256:" + "b" * 64}}}
 ANSWERED = {"outcome": "answered"}
 
 
