@@ -27,26 +27,16 @@ import hashlib
 import json
 import sys
 from decimal import Decimal
-from importlib import metadata
 from typing import Any, Callable, Sequence
 
 from lrc.runtime.lock.format import LRC_VERSION
-from lrc.runtime.lock.sealed_entries import SealedEntries
+from lrc.runtime.lock.sealed_entries import SealedEntries, library_versions
 
 FORMAT = 1
 #: the libraries whose versions decide a token count
 LIBRARIES = ("litellm", "tiktoken", "tokenizers")
 MAX_ENTRY_BYTES = 64 * 1024 * 1024
 
-
-def _versions() -> dict[str, str]:
-    found = {}
-    for name in LIBRARIES:
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            found[name] = "absent"
-    return found
 
 
 def _sha256(text: str) -> str:
@@ -97,7 +87,7 @@ class ForecastMemo:
             plan_digest = _sha256(json.dumps(plan, sort_keys=True, ensure_ascii=False, default=str, allow_nan=False))
         except (TypeError, ValueError):
             return None
-        material = {"format": FORMAT, "lrc": LRC_VERSION, "python": sys.version, "libraries": _versions(),
+        material = {"format": FORMAT, "lrc": LRC_VERSION, "python": sys.version, "libraries": library_versions(LIBRARIES),
                     "root_digest": lock.get("root_digest"), "plan": plan_digest,
                     "seed": _sha256("lrc:forecast-memo-seed\0" + seed), "runs": _sha256("\n".join(r.key for r in runs))}
         return _sha256(json.dumps(material, sort_keys=True))

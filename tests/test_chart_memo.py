@@ -21,6 +21,8 @@ from lrc.runtime.lock import sealing
 from lrc.runtime.report import chart_memo, charts
 from lrc.runtime.report.chart_memo import ChartMemo
 
+from helpers.memos import SEAL_DAMAGE, bump_library_version, damage_entry, entries, private_user_cache
+
 POINT = {"model": "a/cheap", "check": False, "pass_rate": 0.6, "wilson_low": 0.36, "wilson_high": 0.8,
          "cpo": 0.002, "cpo_low": 0.0015, "cpo_high": 0.003}
 CHECK = {"model": "lrc/oracle", "check": True, "pass_rate": 1.0, "wilson_low": 0.8, "wilson_high": 1.0,
@@ -43,14 +45,7 @@ class Counting:
 
 @pytest.fixture
 def user_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setenv("LRC_CACHE_KEY_FILE", str(tmp_path / "cache" / "lrc" / "cache.key"))
-    monkeypatch.delenv("LRC_NO_CACHE", raising=False)
-    return tmp_path / "cache" / "lrc" / "charts"
-
-
-def entries(folder: Path) -> list[Path]:
-    return sorted(folder.glob("*.bin")) if folder.is_dir() else []
+    return private_user_cache(tmp_path, monkeypatch, "charts")
 
 
 def test_a_second_draw_of_the_same_chart_is_a_hit_and_the_same_bytes(user_cache):
@@ -92,8 +87,7 @@ def test_anything_that_decides_the_bytes_is_in_the_key(user_cache, monkeypatch, 
         real = chart_memo._sources
         monkeypatch.setattr(chart_memo, "_sources", lambda: {**real(), "charts.py": "0" * 64})
     elif change == "library":
-        real = chart_memo.metadata.version
-        monkeypatch.setattr(chart_memo.metadata, "version", lambda name: "999" if name == "matplotlib" else real(name))
+        bump_library_version(monkeypatch, "matplotlib")
     else:
         inputs = _changed(change)
     memo = ChartMemo()
@@ -111,14 +105,9 @@ def test_an_entry_not_sealed_by_this_user_is_never_trusted(user_cache, damage):
     draw = Counting()
     ChartMemo().svg(draw, *copy.deepcopy(INPUTS))
     [path] = entries(user_cache)
-    data = path.read_bytes()
     forged = {"key": path.stem, "svg": "<svg>forged</svg>"}
-    if damage == "flipped byte":
-        path.write_bytes(data[:-5] + bytes([data[-5] ^ 1]) + data[-4:])
-    elif damage == "another user's key":
-        path.write_bytes(sealing.seal(b"k" * 32, json.dumps(forged).encode()))
-    elif damage == "truncated":
-        path.write_bytes(data[:10])
+    if damage in SEAL_DAMAGE:
+        damage_entry(path, damage, forged)
     elif damage == "another entry's name":  # a valid entry of other inputs, copied under this name
         ChartMemo().svg(draw, *_changed("title"))
         source = next(p for p in entries(user_cache) if p != path)

@@ -17,9 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from lrc.runtime import estimate, forecast_memo
+from lrc.runtime import estimate
 from lrc.runtime.forecast_memo import ForecastMemo, decode, encode
 from lrc.runtime.lock import sealing
+
+from helpers.memos import SEAL_DAMAGE, bump_library_version, damage_entry, entries, private_user_cache
 
 
 @pytest.fixture(scope="module")
@@ -50,14 +52,7 @@ class Counting:
 
 @pytest.fixture
 def user_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setenv("LRC_CACHE_KEY_FILE", str(tmp_path / "cache" / "lrc" / "cache.key"))
-    monkeypatch.delenv("LRC_NO_CACHE", raising=False)
-    return tmp_path / "cache" / "lrc" / "forecasts"
-
-
-def entries(folder: Path) -> list[Path]:
-    return sorted(folder.glob("*.bin")) if folder.is_dir() else []
+    return private_user_cache(tmp_path, monkeypatch, "forecasts")
 
 
 def test_a_second_report_of_the_same_plan_is_a_hit_and_exactly_the_forecast(planned, user_cache):
@@ -109,8 +104,7 @@ def test_anything_that_decides_the_forecast_is_in_the_key(planned, user_cache, m
     lock, plan, seed, runs, items = planned
     ForecastMemo().for_report(lock, plan, seed, runs, lambda: {"cells": {}, "per_run": {}, "assumptions": [], "counting": {}})
     if change == "litellm's version":
-        real = forecast_memo.metadata.version
-        monkeypatch.setattr(forecast_memo.metadata, "version", lambda name: "999" if name == "litellm" else real(name))
+        bump_library_version(monkeypatch, "litellm")
     lock, plan, seed, runs, items = _changed(planned, change)
     compute = Counting(lock, plan, runs, items)
     memo = ForecastMemo()
@@ -124,14 +118,9 @@ def test_an_entry_not_sealed_by_this_user_or_not_a_forecast_is_recomputed(planne
     compute = Counting(lock, plan, runs, items)
     ForecastMemo().for_report(lock, plan, seed, runs, compute)
     [path] = entries(user_cache)
-    data = path.read_bytes()
-    entry = json.loads(sealing.unseal(sealing.secret(), data))
-    if damage == "flipped byte":
-        path.write_bytes(data[:-5] + bytes([data[-5] ^ 1]) + data[-4:])
-    elif damage == "another user's key":
-        path.write_bytes(sealing.seal(b"k" * 32, json.dumps(entry).encode()))
-    elif damage == "truncated":
-        path.write_bytes(data[:10])
+    entry = json.loads(sealing.unseal(sealing.secret(), path.read_bytes()))
+    if damage in SEAL_DAMAGE:
+        damage_entry(path, damage, entry)
     elif damage == "a figure of the wrong type":
         entry["forecast"]["per_run"][0][1]["expected"]["input_tokens"] = "many"
         path.write_bytes(sealing.seal(sealing.secret(), json.dumps(entry).encode()))

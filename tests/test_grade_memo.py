@@ -20,11 +20,12 @@ from typing import Any
 import pytest
 
 from lrc.runtime.lock import sealing
-from lrc.runtime.tasks import grade_memo
 from lrc.runtime.tasks.grade_memo import GradeMemo, plain
 
+from helpers.memos import SEAL_DAMAGE, bump_library_version, damage_entry, entries, private_user_cache
+
 PLAN = {"code": {"lrc.artifact-validators.v4": {"fingerprint": "sha256:" + "a" * 64},
-                 "lrc.analysis.v29": {"fingerprint": "sha256:" + "b" * 64}}}
+                 "lrc.analysis.v30": {"fingerprint": "sha256:" + "b" * 64}}}
 ANSWERED = {"outcome": "answered"}
 
 
@@ -54,14 +55,7 @@ class Counting:
 
 @pytest.fixture
 def user_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setenv("LRC_CACHE_KEY_FILE", str(tmp_path / "cache" / "lrc" / "cache.key"))
-    monkeypatch.delenv("LRC_NO_CACHE", raising=False)
-    return tmp_path / "cache" / "lrc" / "task-grades"
-
-
-def entries(folder: Path) -> list[Path]:
-    return sorted(folder.glob("*.bin")) if folder.is_dir() else []
+    return private_user_cache(tmp_path, monkeypatch, "task-grades")
 
 
 def test_a_second_grade_of_the_same_files_is_a_hit_and_identical(user_cache):
@@ -93,8 +87,7 @@ def test_anything_that_decides_the_grade_is_in_the_key(user_cache, monkeypatch, 
     elif change == "code":
         plan = {"code": {**PLAN["code"], "lrc.artifact-validators.v4": {"fingerprint": "sha256:" + "c" * 64}}}
     else:
-        real = grade_memo.metadata.version
-        monkeypatch.setattr(grade_memo.metadata, "version", lambda name: "999" if name == "formulas" else real(name))
+        bump_library_version(monkeypatch, "formulas")
     memo = GradeMemo(plan, compute)
     memo.grade(item, ANSWERED, outputs)
     assert compute.calls == 2 and memo.misses == 1
@@ -106,14 +99,9 @@ def test_an_entry_not_sealed_by_this_user_is_never_trusted(user_cache, tmp_path,
     outputs = {"out/model.xlsx": b"saved book"}
     GradeMemo(PLAN, compute).grade(Item(), ANSWERED, outputs)
     [path] = entries(user_cache)
-    data = path.read_bytes()
     forged = {"key": path.stem, "grade": {**passed(None, ANSWERED), "verdict": "forged"}}
-    if damage == "flipped byte":
-        path.write_bytes(data[:-5] + bytes([data[-5] ^ 1]) + data[-4:])
-    elif damage == "another user's key":
-        path.write_bytes(sealing.seal(b"k" * 32, json.dumps(forged).encode()))
-    elif damage == "truncated":
-        path.write_bytes(data[:10])
+    if damage in SEAL_DAMAGE:
+        damage_entry(path, damage, forged)
     else:  # a valid entry of another key, copied under this name
         other = GradeMemo(PLAN, compute)
         other.grade(Item(), ANSWERED, {"out/model.xlsx": b"other book"})

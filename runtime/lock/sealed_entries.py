@@ -16,8 +16,9 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from lrc.runtime.lock import sealing
 
@@ -74,3 +75,15 @@ class SealedEntries:
                     os.unlink(tmp)
         except OSError:
             return  # a cache that cannot be written only costs time
+
+
+def library_versions(names: Iterable[str]) -> dict[str, str]:
+    """The installed version of each distribution ("absent" if it is not installed): what a memo
+    keys on for the libraries that decide its values."""
+    found = {}
+    for name in names:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = "absent"
+    return found

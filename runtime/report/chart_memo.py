@@ -24,12 +24,11 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable
 
 from lrc.runtime.lock.format import LRC_VERSION
-from lrc.runtime.lock.sealed_entries import SealedEntries
+from lrc.runtime.lock.sealed_entries import SealedEntries, library_versions
 
 FORMAT = 1
 #: the libraries whose versions decide a chart's bytes
@@ -38,15 +37,6 @@ LIBRARIES = ("matplotlib", "numpy")
 DRAWING_MODULES = ("charts.py", "labels.py")
 MAX_ENTRY_BYTES = 4 * 1024 * 1024
 
-
-def _versions() -> dict[str, str]:
-    found = {}
-    for name in LIBRARIES:
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            found[name] = "absent"
-    return found
 
 
 def _sources() -> dict[str, str]:
@@ -66,7 +56,7 @@ class ChartMemo:
 
     def _name(self, inputs: list[Any]) -> str | None:
         if self._namespace is None:
-            self._namespace = {"format": FORMAT, "lrc": LRC_VERSION, "python": sys.version, "libraries": _versions(),
+            self._namespace = {"format": FORMAT, "lrc": LRC_VERSION, "python": sys.version, "libraries": library_versions(LIBRARIES),
                                "code": _sources()}
         try:
             text = json.dumps({"namespace": self._namespace, "inputs": inputs}, sort_keys=True, ensure_ascii=False,

@@ -28,27 +28,17 @@ from __future__ import annotations
 
 import hashlib
 import sys
-from importlib import metadata
 from typing import Any, Callable
 
 from lrc.runtime.lock.canonical import digest
 from lrc.runtime.lock.format import LRC_VERSION
-from lrc.runtime.lock.sealed_entries import SealedEntries
+from lrc.runtime.lock.sealed_entries import SealedEntries, library_versions
 
 FORMAT = 1
 #: the libraries the artifact validators read workbooks and decks with and recalculate in
 LIBRARIES = ("formulas", "schedula", "numpy", "scipy", "openpyxl", "python-pptx", "lxml")
 MAX_ENTRY_BYTES = 8 * 1024 * 1024
 
-
-def _versions() -> dict[str, str]:
-    found = {}
-    for name in LIBRARIES:
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            found[name] = "absent"
-    return found
 
 
 def plain(value: Any) -> bool:
@@ -84,7 +74,7 @@ class GradeMemo:
         self.hits = 0
         self.misses = 0
         self._entries = SealedEntries("task-grades", MAX_ENTRY_BYTES, enabled)
-        self._namespace = {"format": FORMAT, "lrc": LRC_VERSION, "python": sys.version, "libraries": _versions(),
+        self._namespace = {"format": FORMAT, "lrc": LRC_VERSION, "python": sys.version, "libraries": library_versions(LIBRARIES),
                            "code": {ref: entry.get("fingerprint") for ref, entry in sorted((plan.get("code") or {}).items())}}
 
     def key(self, item: Any, outputs: dict[str, bytes]) -> str:
