@@ -44,16 +44,25 @@ def check_item(ref: str, item_schema: Any, item: Item, built: Any = None) -> Non
         raise ItemError(f"{ref}: generated item {item.item_id} does not match the locked item_schema: {errors[0].message} (at {errors[0].pointer})")
 
 
-def generate(plan: dict[str, Any], seed: str) -> dict[str, list[Item]]:
+def generate(plan: dict[str, Any], seed: str, memo: bool = True) -> dict[str, list[Item]]:
+    """Every workload's and task's items. `memo`: a workload item this user generated before with
+    the same generator code, seed, index and parameters may come from the per-user memo
+    (`lrc.runtime.item_memo`); `lrc verify` says False and regenerates every one. Each item is
+    checked against the locked item schema either way."""
+    from lrc.runtime.item_memo import ItemMemo
+
     n = plan["edition"]["spec"]["n_per_cell"]
+    remembered = ItemMemo(plan, seed, enabled=memo)
     out: dict[str, list[Item]] = {}
     for ref, wl in plan["workloads"].items():
         dataset = wl["spec"]["dataset"]
         module = importlib.import_module(plan["code"][dataset["generator"]]["module"])
         schema = item_validator(ref, dataset["item_schema"])
+        params = dataset.get("params", {})
         items = []
         for index in range(n):
-            item = module.generate(seed, index, dataset.get("params", {}))
+            item = remembered.item(dataset["generator"], index, params,
+                                   lambda index=index: module.generate(seed, index, params))
             check_item(ref, dataset["item_schema"], item, schema)
             items.append(item)
         ids = [i.item_id for i in items]

@@ -87,3 +87,26 @@ def library_versions(names: Iterable[str]) -> dict[str, str]:
         except metadata.PackageNotFoundError:
             found[name] = "absent"
     return found
+
+
+def plain(value: Any) -> bool:
+    """Whether `value` is made of JSON's own types only (so it reads back exactly as it is)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if v is None or isinstance(v, (bool, str)):
+            continue
+        if type(v) is int:
+            continue
+        if type(v) is float:
+            if v != v or v in (float("inf"), float("-inf")):
+                return False
+            continue
+        if type(v) is list:
+            stack.extend(v)
+            continue
+        if type(v) is dict and all(type(k) is str for k in v):
+            stack.extend(v.values())
+            continue
+        return False
+    return True

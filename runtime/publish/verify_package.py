@@ -399,7 +399,7 @@ def rebuild(root: Path, lock: dict[str, Any], seed: str, fresh: Path) -> None:
     plan = lock["plan"]
     shutil.copyfile(root / "run" / "journal.jsonl", fresh / "journal.jsonl")
     journal = Journal(fresh / "journal.jsonl", lock["root_digest"], plan["edition"]["ref"], readonly=True)
-    items = item_gen.generate(plan, seed)
+    items = item_gen.generate(plan, seed, memo=False)  # every item regenerated
     runs = execute.plan_runs(plan, items)
     execute._write_outputs(lock, plan, runs, items, execute.import_modules(plan), journal, fresh, seed, memo=False)  # every grade recomputed
     item_gen.write(items, fresh)

@@ -32,36 +32,17 @@ from typing import Any, Callable
 
 from lrc.runtime.lock.canonical import digest
 from lrc.runtime.lock.format import LRC_VERSION
-from lrc.runtime.lock.sealed_entries import SealedEntries, library_versions
+from lrc.runtime.lock.sealed_entries import SealedEntries, library_versions, plain
 
 FORMAT = 1
+__all__ = ["GradeMemo", "plain"]  # `plain` (what reads back exactly) lives with the memos' storage
+
 #: the libraries the artifact validators read workbooks and decks with and recalculate in
 LIBRARIES = ("formulas", "schedula", "numpy", "scipy", "openpyxl", "python-pptx", "lxml")
 MAX_ENTRY_BYTES = 8 * 1024 * 1024
 
 
 
-def plain(value: Any) -> bool:
-    """Whether `value` is made of JSON's own types only (so it reads back exactly as it is)."""
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if v is None or isinstance(v, (bool, str)):
-            continue
-        if type(v) is int:
-            continue
-        if type(v) is float:
-            if v != v or v in (float("inf"), float("-inf")):
-                return False
-            continue
-        if type(v) is list:
-            stack.extend(v)
-            continue
-        if type(v) is dict and all(type(k) is str for k in v):
-            stack.extend(v.values())
-            continue
-        return False
-    return True
 
 
 class GradeMemo:
