@@ -159,7 +159,8 @@ def test_an_unwritable_cache_only_costs_time(user_cache, monkeypatch):
 
 
 def test_verify_recomputes_every_grade(tmp_path, monkeypatch):
-    """`lrc verify` rebuilds the outputs with the memo off, whatever the user's cache holds."""
+    """`lrc verify` rebuilds the outputs with the memos off (grades, charts, forecast) and
+    regenerates every item (the item memo off), whatever the user's cache holds."""
     from lrc.runtime import execute
     from lrc.runtime import items as item_gen
     from lrc.runtime import journal as journal_mod
@@ -169,11 +170,12 @@ def test_verify_recomputes_every_grade(tmp_path, monkeypatch):
     monkeypatch.setattr(execute, "_write_outputs", lambda *a, **kw: seen.update(kw))
     monkeypatch.setattr(execute, "plan_runs", lambda plan, items: [])
     monkeypatch.setattr(execute, "import_modules", lambda plan: {})
-    monkeypatch.setattr(item_gen, "generate", lambda plan, seed: {})
+    generated = {}
+    monkeypatch.setattr(item_gen, "generate", lambda plan, seed, **kw: generated.update(kw) or {})
     monkeypatch.setattr(item_gen, "write", lambda items, out: None)
     monkeypatch.setattr(journal_mod, "Journal", lambda *a, **kw: None)
     (tmp_path / "pkg" / "run").mkdir(parents=True)
     (tmp_path / "pkg" / "run" / "journal.jsonl").write_text("")
     (tmp_path / "fresh").mkdir()
     verify_package.rebuild(tmp_path / "pkg", {"plan": {"edition": {"ref": "x.v1"}}, "root_digest": "sha256:0"}, "seed", tmp_path / "fresh")
-    assert seen.get("memo") is False
+    assert seen.get("memo") is False and generated.get("memo") is False
