@@ -35,11 +35,10 @@ import stat
 import sys
 import tempfile
 import zlib
-from pathlib import Path
 from typing import Any, Callable
 
 from lrc.runtime.lock.format import LRC_VERSION
-from lrc.runtime.lock.sealed_entries import SealedEntries, library_versions, plain
+from lrc.runtime.lock.sealed_entries import SealedEntries, library_versions, mark_used, plain, read_regular
 from lrc.runtime.workloads.base import Item
 
 FORMAT = 1
@@ -47,6 +46,7 @@ FORMAT = 1
 LIBRARIES = ("reportlab", "rl_accel", "pypdf")
 MAX_ENTRY_BYTES = 16 * 1024 * 1024
 MAX_FILE_BYTES = 256 * 1024 * 1024
+MAX_TOTAL_BYTES = 2 * 1024 * 1024 * 1024  # entries and files together, least recently used removed first
 
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -56,31 +56,6 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _read_regular(path: Path, size: int) -> bytes | None:
-    """The bytes of a regular file of exactly `size` bytes at `path`, else None (opened without
-    blocking: a FIFO or a device planted in the cache is never waited on)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size != size:
-            return None
-        chunks, left = [], size + 1  # one byte more: a file that grew meanwhile is not the one named
-        while left > 0:
-            chunk = os.read(fd, left)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
-        return data if len(data) == size else None
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
 
 class ItemMemo:
     """`item(generator, index, params, compute)`: `compute()`'s item, from the memo when this
@@ -89,7 +64,7 @@ class ItemMemo:
     def __init__(self, plan: dict[str, Any], seed: str, enabled: bool = True):
         self.hits = 0
         self.misses = 0
-        self._entries = SealedEntries("items", MAX_ENTRY_BYTES, enabled)
+        self._entries = SealedEntries("items", MAX_ENTRY_BYTES, enabled, MAX_TOTAL_BYTES)
         self._blobs = self._entries.folder / "blobs"
         self._code = plan.get("code") or {}
         self._namespace = {"format": FORMAT, "lrc": LRC_VERSION, "python": sys.version, "sqlite": sqlite3.sqlite_version,
@@ -129,9 +104,10 @@ class ItemMemo:
             for file_name, digest, size in entry["files"]:
                 if not isinstance(file_name, str) or type(size) is not int or not 0 <= size <= MAX_FILE_BYTES:
                     return None
-                data = _read_regular(self._blobs / digest, size) if _HEX64.fullmatch(str(digest)) else None
+                data = read_regular(self._blobs / digest, size=size) if _HEX64.fullmatch(str(digest)) else None
                 if data is None or _sha256(data) != digest:
                     return None
+                mark_used(self._blobs / digest)
                 files[file_name] = data
             item = Item(entry["index"], entry["item_id"], json.loads(entry["context"]), json.loads(entry["answer_key"]), files)
         except (OSError, KeyError, TypeError, ValueError):
@@ -168,6 +144,7 @@ class ItemMemo:
         try:
             st = path.lstat()
             if stat.S_ISREG(st.st_mode) and st.st_size == len(data):
+                mark_used(path)
                 return True
         except OSError:
             pass

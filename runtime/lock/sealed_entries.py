@@ -8,13 +8,20 @@ but the rules for the files are the same and must not drift apart:
   does not parse is a miss, never trusted;
 - it is written to a temporary file and renamed into place, so a reader never sees half an
   entry, and a write that fails (no space, no permission) is dropped: a memo only saves time;
-- `LRC_NO_CACHE=1`, or no usable key, turns the folder off (every read a miss, no write).
+- `LRC_NO_CACHE=1`, or no usable key, turns the folder off (every read a miss, no write);
+- a file is read without blocking and only when it is a regular file within its size limit (a
+  FIFO or a device planted in the cache is a miss, never waited on);
+- the folder is bounded: a read marks its entry used (its mtime), and the first write of a
+  process that finds the folder (its subfolders included) above its total size removes the
+  least recently used files down to three quarters of it. Seeds, plans and code change over a
+  project's life, so without a bound a memo would only grow.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from importlib import metadata
 from pathlib import Path
@@ -23,13 +30,53 @@ from typing import Any, Iterable
 from lrc.runtime.lock import sealing
 
 
-class SealedEntries:
-    """The entries of `<cache>/<folder>/`; `enabled` False (or LRC_NO_CACHE) makes it inert."""
+def read_regular(path: Path, size: int | None = None, limit: int | None = None) -> bytes | None:
+    """The bytes of the regular file at `path` (exactly `size` bytes, or at most `limit`), else
+    None: absent, a link, a FIFO or a device (opened without blocking: never waited on), another
+    size, or unreadable."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or (size is not None and st.st_size != size) \
+                or (limit is not None and st.st_size > limit):
+            return None
+        expected = st.st_size
+        chunks, left = [], expected + 1  # one byte more: a file that grew meanwhile is not the one measured
+        while left > 0:
+            chunk = os.read(fd, left)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        return data if len(data) == expected else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
-    def __init__(self, folder: str, max_bytes: int, enabled: bool = True):
+
+def mark_used(path: Path) -> None:
+    """Record a use of a cache file (its mtime), so the bound keeps what is used."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass
+
+
+class SealedEntries:
+    """The entries of `<cache>/<folder>/`; `enabled` False (or LRC_NO_CACHE) makes it inert.
+    `max_bytes`: one entry's limit; `max_total_bytes`: the folder's (subfolders included)."""
+
+    def __init__(self, folder: str, max_bytes: int, enabled: bool = True, max_total_bytes: int = 256 * 1024 * 1024):
         self.key = sealing.secret() if enabled and not os.environ.get("LRC_NO_CACHE") else None
         self.folder = sealing.cache_home() / folder
         self.max_bytes = max_bytes
+        self.max_total_bytes = max_total_bytes
+        self._bounded = False
 
     @property
     def enabled(self) -> bool:
@@ -43,18 +90,56 @@ class SealedEntries:
         if self.key is None:
             return None
         path = self.path(name)
+        data = read_regular(path, limit=self.max_bytes)
+        if data is None:
+            return None
+        payload = sealing.unseal(self.key, data)
+        if payload is None:
+            return None
         try:
-            if path.stat().st_size > self.max_bytes:
-                return None
-            payload = sealing.unseal(self.key, path.read_bytes())
-            if payload is None:
-                return None
             entry = json.loads(payload)
-        except (OSError, ValueError):
+        except ValueError:
             return None
         if not isinstance(entry, dict) or entry.get("key") != name:
             return None
+        mark_used(path)
         return entry
+
+    def bound(self) -> None:
+        """Once per process: above `max_total_bytes`, remove the least recently used files (of the
+        folder and its subfolders) until three quarters of it are left."""
+        if self._bounded:
+            return
+        self._bounded = True
+        files, total = [], 0
+        folders = [self.folder]
+        while folders:
+            try:
+                listing = os.scandir(folders.pop())
+            except OSError:
+                continue
+            with listing:
+                for found in listing:
+                    try:
+                        if found.is_dir(follow_symlinks=False):
+                            if len(folders) < 64:
+                                folders.append(Path(found.path))
+                            continue
+                        st = found.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    files.append((st.st_mtime_ns, found.path, st.st_size))
+                    total += st.st_size
+        if total <= self.max_total_bytes:
+            return
+        for _, path, size in sorted(files):
+            if total <= self.max_total_bytes * 3 // 4:
+                break
+            try:
+                os.unlink(path)
+                total -= size
+            except OSError:
+                pass
 
     def write(self, name: str, entry: dict[str, Any]) -> None:
         """Store `{"key": name, **entry}`; too large, or anything the file system refuses: not stored."""
@@ -63,6 +148,7 @@ class SealedEntries:
         payload = json.dumps({**entry, "key": name}, sort_keys=True, ensure_ascii=False).encode("utf-8")
         if len(payload) + sealing.SEAL > self.max_bytes:
             return
+        self.bound()
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".entry-", dir=self.folder)
