@@ -336,9 +336,9 @@ sys.exit(code)
 from helpers.project import run_lrc  # noqa: E402
 
 
-def _lrc_checked(*args: str) -> tuple[subprocess.CompletedProcess, list[str]]:
-    res = subprocess.run([sys.executable, "-c", _NO_LITELLM, *args], cwd=REPO, capture_output=True, text=True, timeout=600,
-                         env={**os.environ, "PYTHONHASHSEED": "random"})
+def _lrc_checked(*args: str, env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess, list[str]]:
+    res = subprocess.run([sys.executable, "-c", _NO_LITELLM, *map(str, args)], cwd=REPO, capture_output=True, text=True,
+                         timeout=600, env=env if env is not None else {**os.environ, "PYTHONHASHSEED": "random"})
     imported = [line.split(":", 1)[1] for line in res.stderr.splitlines() if line.startswith("IMPORTED:")]
     assert imported, res.stderr[-3000:]
     return res, [m for m in imported[-1].split(",") if m]
@@ -385,6 +385,29 @@ def test_report_and_a_resume_with_nothing_to_do_never_import_litellm(finished, c
     if stamped is not None:  # nothing rebuilt (a rebuild writes a new stamp, even over the same bytes)
         now = (finished_demo / ".lrc-outputs.json").stat()
         assert (now.st_ino, now.st_mtime_ns) == (stamped.st_ino, stamped.st_mtime_ns)
+
+
+def test_a_rebuilt_report_of_a_real_model_imports_no_litellm_once_its_forecast_is_remembered(stub, tmp_path):
+    """A report that rebuilds a real model's folder needs litellm only to count the forecast's
+    tokens; the execute that made the folder remembered that forecast (lrc.runtime.forecast_memo),
+    so the rebuild imports none -- and with the memo off it counts, and writes the same bytes."""
+    from helpers.project import build_project, lrc_env
+
+    lock = build_project(tmp_path / "project", stub.api_base, n_per_cell=2)
+    cache = tmp_path / "user-cache"
+    env = lrc_env("sk-test-forecast", XDG_CACHE_HOME=str(cache), LRC_CACHE_KEY_FILE=str(cache / "lrc" / "cache.key"))
+    env.pop("LRC_NO_CACHE", None)
+    out = tmp_path / "out"
+    res = run_lrc("execute", lock, "--out", out, "--no-progress", env=env)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert list((cache / "lrc" / "forecasts").glob("*.bin"))  # the execute remembered its forecast
+    written = _outputs(out)
+    for extra, litellm in (({}, False), ({"LRC_NO_CACHE": "1"}, True)):
+        (out / ".lrc-outputs.json").unlink()
+        res, imported = _lrc_checked("report", lock, "--out", out, env={**env, **extra})
+        assert res.returncode == 0, res.stderr[-3000:]
+        assert ("litellm" in imported) is litellm, imported
+        assert _outputs(out) == written
 
 
 @pytest.mark.parametrize("change", ["cells.csv deleted", "rate card edited", "journal touched", "journal line appended"])
