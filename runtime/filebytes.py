@@ -25,13 +25,40 @@ def holds(name: str | os.PathLike, data: bytes) -> bool | None:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_size != len(data):
             return False
-        chunks, left = [], len(data) + 1  # one byte more than expected: a file that grew is not the same
-        while left > 0:
-            chunk = os.read(fd, left)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks) == data
+        return _read_exactly(fd, len(data)) == data
     finally:
         os.close(fd)
+
+
+def read_regular(path: str | os.PathLike, size: int | None = None, limit: int | None = None) -> bytes | None:
+    """The bytes of the regular file at `path` (exactly `size` bytes, or at most `limit`), else
+    None: absent, a link, a FIFO or a device (opened without blocking: never waited on), another
+    size, or unreadable. For files lrc reads back from its own caches."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or (size is not None and st.st_size != size) \
+                or (limit is not None and st.st_size > limit):
+            return None
+        return _read_exactly(fd, st.st_size)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _read_exactly(fd: int, size: int) -> bytes | None:
+    """The `size` bytes of an open file, or None when it holds another number of bytes (one byte
+    more than expected is asked for: a file that grew since it was measured is not the same)."""
+    chunks, left = [], size + 1
+    while left > 0:
+        chunk = os.read(fd, left)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    data = b"".join(chunks)
+    return data if len(data) == size else None

@@ -38,7 +38,8 @@ import zlib
 from typing import Any, Callable
 
 from lrc.runtime.lock.format import LRC_VERSION
-from lrc.runtime.lock.sealed_entries import SealedEntries, library_versions, mark_used, plain, read_regular
+from lrc.runtime.filebytes import read_regular
+from lrc.runtime.lock.sealed_entries import SealedEntries, library_versions, mark_used, plain
 from lrc.runtime.workloads.base import Item
 
 FORMAT = 1

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from lrc.runtime.lock.sealed_entries import SealedEntries, read_regular
+from lrc.runtime.filebytes import read_regular
+from lrc.runtime.lock.sealed_entries import SealedEntries
 
 from helpers.memos import entries, private_user_cache
 

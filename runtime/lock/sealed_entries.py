@@ -21,42 +21,13 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import tempfile
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterable
 
+from lrc.runtime.filebytes import read_regular
 from lrc.runtime.lock import sealing
-
-
-def read_regular(path: Path, size: int | None = None, limit: int | None = None) -> bytes | None:
-    """The bytes of the regular file at `path` (exactly `size` bytes, or at most `limit`), else
-    None: absent, a link, a FIFO or a device (opened without blocking: never waited on), another
-    size, or unreadable."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or (size is not None and st.st_size != size) \
-                or (limit is not None and st.st_size > limit):
-            return None
-        expected = st.st_size
-        chunks, left = [], expected + 1  # one byte more: a file that grew meanwhile is not the one measured
-        while left > 0:
-            chunk = os.read(fd, left)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
-        return data if len(data) == expected else None
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def mark_used(path: Path) -> None:

@@ -38,8 +38,8 @@ from typing import Any, Mapping
 
 from lrc.runtime.lock import judges as judge_models
 from lrc.runtime.report import charts
-from lrc.runtime.report.chart_memo import ChartMemo
 from lrc.runtime.report.aggregate import CHECK_ROLES, DEFAULT_REPLICATES, SCORED_ROLES
+from lrc.runtime.report.chart_memo import ChartMemo
 from lrc.runtime.report.labels import model_label
 from lrc.runtime.report.ratecard import DEFAULT_DISCLAIMER, PARTIAL_NOTE, _cpo, _items_per_card, _pass, _rate, _ratio, _usd, _wilson
 from lrc.runtime.report.stats import _resamples

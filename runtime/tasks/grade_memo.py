@@ -34,15 +34,12 @@ from lrc.runtime.lock.canonical import digest
 from lrc.runtime.lock.format import LRC_VERSION
 from lrc.runtime.lock.sealed_entries import SealedEntries, library_versions, plain
 
-FORMAT = 1
 __all__ = ["GradeMemo", "plain"]  # `plain` (what reads back exactly) lives with the memos' storage
 
+FORMAT = 1
 #: the libraries the artifact validators read workbooks and decks with and recalculate in
 LIBRARIES = ("formulas", "schedula", "numpy", "scipy", "openpyxl", "python-pptx", "lxml")
 MAX_ENTRY_BYTES = 8 * 1024 * 1024
-
-
-
 
 
 class GradeMemo:
