@@ -149,6 +149,30 @@ def _warm_lazy_imports() -> None:
     charts.pareto_svg("zygote-warm-up", "warm-up", [{"system": "single-shot", "points": [point]}], "", 0.8)
 
 
+def _warm_first_call() -> None:
+    """One call of the reference model `lrc/null` through litellm, as `adapter.complete` makes it,
+    in an event loop of its own that is closed (its executor's threads joined) before the first fork.
+
+    litellm defers work to a process's first call: for a custom provider it loads its default
+    tokenizer (tiktoken's cl100k, ~0.09 s: every custom call is handed one), it imports its proxy's
+    file-id helpers (~0.06 s) and pydantic builds the schemas of its response models on first use.
+    Without this every forked execute of a reference-model plan paid all of it again: by a
+    sampling profile of the default suite, ~16 s of CPU over ~150 forked commands. Only the
+    reference provider is called: litellm caches a provider's HTTP client, bound to the loop
+    that made it, and no such client may reach a child."""
+    import asyncio
+
+    from lrc.runtime.models import adapter
+
+    litellm = adapter.load_litellm()
+
+    async def call() -> None:
+        await litellm.acompletion(model="lrc/null", messages=[{"role": "user", "content": "warm-up"}],
+                                  num_retries=0, max_retries=0, timeout=30)
+
+    asyncio.run(call())
+
+
 def serve() -> None:
     """The zygote's loop: one JSON request per line on stdin, one JSON reply per line on stdout."""
     from lrc.compiler import cli  # noqa: F401 - warm: the CLI and everything execute/report import
@@ -160,6 +184,7 @@ def serve() -> None:
     import polars  # noqa: F401
 
     _warm_lazy_imports()
+    _warm_first_call()
 
     # The running code's fingerprints, computed once: every execute, report and render verifies
     # the lock against them (~1 s of parsing per fresh process). codeprint's memo is keyed by
