@@ -12,13 +12,12 @@ import csv
 import hashlib
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from lrc.compiler.pipeline import compile_project
+from helpers.project import run_lrc
 from support import REPO, pinned
 
 EXTRACT = pinned("extract.invoice")
@@ -68,8 +67,7 @@ def file_run(tmp_path_factory):
     result = compile_project(tmp)
     assert not result.diagnostics.has_errors, [d.summary for d in result.diagnostics.items]
     out = tmp / "out"
-    res = subprocess.run([sys.executable, "-m", "lrc.compiler.cli", "execute", str(tmp / "generated/files/plan.lock"),
-                          "--out", str(out), "--no-progress"], capture_output=True, text=True, timeout=600)
+    res = run_lrc("execute", tmp / "generated/files/plan.lock", "--out", out, "--no-progress", timeout=600)
     assert res.returncode == 0, res.stderr[-3000:]
     return tmp, out
 
