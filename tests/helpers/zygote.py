@@ -41,7 +41,14 @@ ENV_NO_FREEZE = "LRC_TEST_NO_FREEZE"  # set: neither the zygote nor a test worke
 
 
 def _startup_env(env: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if k.startswith(_STARTUP_PREFIXES)}
+    """What an interpreter reads of `env` when it starts. `PYTHONHASHSEED=random` is dropped:
+    Python treats it exactly as no PYTHONHASHSEED (a random hash secret), so the runners that
+    set it (helpers/project.py `lrc_env`) and those that inherit none (tests/support.py) share
+    one zygote per worker instead of warming two (~5 s of CPU each). A forked child keeps its
+    zygote's hash secret either way; a test about hash seeds runs fresh interpreters, each with
+    its own (tests/support.py `outputs_across_environments`)."""
+    return {k: v for k, v in env.items()
+            if k.startswith(_STARTUP_PREFIXES) and not (k == "PYTHONHASHSEED" and v == "random")}
 
 
 # -- the zygote process ------------------------------------------------------------------------
@@ -289,7 +296,7 @@ class Zygote:
 
 
 _ZYGOTES: dict[tuple, Zygote] = {}
-MAX_ZYGOTES = 2  # one per start-up environment the runners use (tests/support.py, tests/helpers/project.py)
+MAX_ZYGOTES = 2  # per worker: the runners' start-up environment (one, see `_startup_env`) and one other a test may use
 
 
 _MAIN = "\nimport sys\nfrom lrc.compiler.cli import main\nsys.exit(main(sys.argv[1:]))\n"
