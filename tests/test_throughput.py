@@ -194,7 +194,9 @@ asyncio.run(main())
 """
 
 
-@pytest.mark.parametrize("kill_after,pad", [(1, 100), (150, 3000), (700, 50)])
+# A kill after the first record, mid-run among long lines (default), and late among short lines.
+@pytest.mark.parametrize("kill_after,pad", [pytest.param(1, 100, marks=pytest.mark.slow), (150, 3000),
+                                           pytest.param(700, 50, marks=pytest.mark.slow)])
 def test_a_kill_during_group_commits_keeps_every_acknowledged_record(tmp_path, kill_after, pad):
     """SIGKILL while batches are in flight: every record acknowledged before the kill is in
     the journal, the journal loads (a torn line is cut), and what is there is whole lines."""
@@ -416,7 +418,9 @@ def test_a_rebuilt_report_of_a_real_model_imports_no_litellm_once_its_forecast_i
     assert _outputs(out) == written
 
 
-@pytest.mark.parametrize("change", ["cells.csv deleted", "rate card edited", "journal touched", "journal line appended"])
+# An output edited and the journal grown by default; an output deleted and the journal touched under --slow.
+@pytest.mark.parametrize("change", [pytest.param("cells.csv deleted", marks=pytest.mark.slow), "rate card edited",
+                                    pytest.param("journal touched", marks=pytest.mark.slow), "journal line appended"])
 def test_outputs_are_rebuilt_when_the_journal_or_an_output_changed(finished, change, tmp_path):
     lock, finished_demo = finished
     out = tmp_path / "out"

@@ -226,7 +226,9 @@ def test_an_edition_without_analysis_is_a_schema_error(tmp_path: Path):
     assert found and "analysis" in found[0].summary
 
 
-@pytest.mark.parametrize("module", ["report/stats.py", "report/aggregate.py", "report/ratecard.py", "report/outputs.py", "pricing.py"])
+# Two modules by default (the statistics and the prices); the other three under --slow.
+@pytest.mark.parametrize("module", ["report/stats.py", *(pytest.param(m, marks=pytest.mark.slow) for m in
+                                    ("report/aggregate.py", "report/ratecard.py", "report/outputs.py")), "pricing.py"])
 def test_changing_the_analysis_code_without_a_bump_is_refused(fresh_project: Path, runtime_copy, module: str):
     """Every module behind a published figure is covered: a change is LRC5101 for lrc.analysis."""
     runtime = runtime_copy(fresh_project)
