@@ -10,9 +10,9 @@ subprocess reads instead of the real one (codeprint.runtime_root is pointed at i
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -28,13 +28,11 @@ DEMO = "specs/editions/demo.yaml"
 DECEMBER = "specs/editions/2026-12.yaml"
 TOOLS = "workloads/triage_ap_inbox/tools.py"
 
+# Run before the CLI in the command's process: the compiler reads code from the project's copy.
 WITH_RUNTIME = """\
-import sys
 from pathlib import Path
 from lrc.runtime.lock import codeprint
-codeprint.runtime_root = lambda: Path(sys.argv[1])
-from lrc.compiler.cli import main
-sys.exit(main(sys.argv[2:]))
+codeprint.runtime_root = lambda: Path({runtime!r})
 """
 
 
@@ -178,9 +176,12 @@ def test_pins_left_stale_by_an_earlier_bump_are_repaired(project: Path) -> None:
 
 
 def _with_runtime(runtime: Path):
+    """`lrc ARGS` reading the runtime code at `runtime`: a zygote fork with the patch as its
+    preamble (a plain `python -c PREAMBLE+main()` subprocess where no fork can stand in)."""
+    from helpers import zygote
+
     def lrc(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-c", WITH_RUNTIME, str(runtime), *args], cwd=cwd,
-                              capture_output=True, text=True, timeout=300)
+        return zygote.run(list(args), dict(os.environ), cwd, 300, preamble=WITH_RUNTIME.format(runtime=str(runtime)))
     return lrc
 
 

@@ -117,7 +117,9 @@ def test_verify_recomputes_and_passes(packaged):
     assert "packaged source matches the lock" in res.stdout and "installed lrc matches it" in res.stdout
 
 
-def test_tampered_numbers_are_named(packaged, tmp_path):
+def test_tampered_numbers_and_changed_source_are_each_named(packaged, tmp_path):
+    """Three tamperings in one package (one verification rebuilds the whole run): each is named,
+    none hides another."""
     _, _, path = packaged
     members = _members(path)
     prefix = next(iter(members)).split("/", 1)[0]
@@ -134,6 +136,10 @@ def test_tampered_numbers_are_named(packaged, tmp_path):
     writer.writerows(rows)
     members[f"{prefix}/run/cells.csv"] = buf.getvalue().encode()
     _reseal_manifest(members, prefix, "run/cells.csv")
+    # A packaged grader given a line that would pass everything, MANIFEST.json resealed.
+    name = next(n.split("/", 1)[1] for n in sorted(members) if n.endswith("/grading.py") and "/source/" in f"/{n}")
+    members[f"{prefix}/{name}"] += b"\nPASS_EVERYTHING = True\n"
+    _reseal_manifest(members, prefix, name)
     report = verify_package(_repack(members, tmp_path / "t.tar.gz"))
     text = "\n".join(report.differences)
     assert "run/summary.json: content differs from MANIFEST.json" in text
@@ -141,17 +147,6 @@ def test_tampered_numbers_are_named(packaged, tmp_path):
     key = f"{rows[0]['workload']}|{rows[0]['model']}|{rows[0]['system']}"
     assert f"run/cells.csv row {key} column passes: differs: published '{rows[0]['passes']}'" in text
     assert "run/cells.csv: content differs" not in text
-
-
-def test_changed_packaged_source_is_named(packaged, tmp_path):
-    _, _, path = packaged
-    members = _members(path)
-    prefix = next(iter(members)).split("/", 1)[0]
-    name = next(n.split("/", 1)[1] for n in sorted(members) if n.endswith("/grading.py") and "/source/" in f"/{n}")
-    members[f"{prefix}/{name}"] += b"\nPASS_EVERYTHING = True\n"
-    _reseal_manifest(members, prefix, name)
-    report = verify_package(_repack(members, tmp_path / "s.tar.gz"))
-    text = "\n".join(report.differences)
     assert f"{name}: differs from the lock's digest for" in text
     assert "fingerprint differs from the lock" in text
 
