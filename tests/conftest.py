@@ -141,6 +141,27 @@ def _cached_recalculation(request: pytest.FixtureRequest):
         yield
 
 
+_SHARED_ZYGOTE: list = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In the xdist controller, before its workers start: the session's shared zygote
+    (`helpers.zygote.start_shared`), warmed once while the workers collect."""
+    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", 0) or \
+            getattr(config.option, "dist", "no") == "no":
+        return
+    from helpers import zygote
+
+    _SHARED_ZYGOTE.append(zygote.start_shared())
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    from helpers import zygote
+
+    while _SHARED_ZYGOTE:
+        zygote.stop_shared(_SHARED_ZYGOTE.pop())
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Move everything collection made (lrc, its libraries, the test modules) to the permanent
     generation, so the garbage collector's full passes during the tests scan only what the tests

@@ -192,8 +192,22 @@ def _warm_first_call() -> None:
     asyncio.run(call())
 
 
-def serve() -> None:
-    """The zygote's loop: one JSON request per line on stdin, one JSON reply per line on stdout."""
+def serve(shared_socket: str | None = None) -> None:
+    """The zygote's loop: one JSON request per line on stdin, one JSON reply per line on stdout.
+
+    With `shared_socket` (a path) the zygote is the test session's, started by the xdist
+    controller (`start_shared`): it listens there from its first instruction (a worker that
+    connects during the warm-up waits in the backlog), and forks one server per connected
+    worker after the warm-up; each serves its worker exactly as a private zygote does. One
+    warm-up per session instead of one per worker (~5 s of CPU each), done while the workers
+    collect."""
+    listener = None
+    if shared_socket is not None:
+        import socket
+
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(shared_socket)
+        listener.listen(64)
     from lrc.compiler import cli  # noqa: F401 - warm: the CLI and everything execute/report import
     from lrc.runtime import execute, items, journal  # noqa: F401
     from lrc.runtime.models import adapter
@@ -225,12 +239,43 @@ def serve() -> None:
         gc.freeze()
     if threading.active_count() != 1:  # forking with another thread alive could copy a held lock
         raise SystemExit(f"zygote: {threading.active_count()} threads after warm-up; refusing to fork")
-    replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    for line in sys.stdin:
+    if listener is None:
+        _serve_requests(sys.stdin, os.fdopen(os.dup(1), "w", encoding="utf-8"))
+        return
+    while True:  # the shared zygote: one forked server per worker, until the controller stops it
+        ready, _, _ = select.select([listener, sys.stdin], [], [])
+        if sys.stdin in ready and not sys.stdin.buffer.read1(1):  # the controller is gone (its pipe closed)
+            os._exit(0)
+        if listener not in ready:
+            continue
+        connection, _ = listener.accept()
+        if os.fork() == 0:
+            listener.close()
+            try:
+                _serve_requests(connection.makefile("r", encoding="utf-8"), connection.makefile("w", encoding="utf-8"),
+                                connection)
+            finally:
+                os._exit(0)
+        connection.close()
+        while True:  # reap the servers of workers that have gone
+            try:
+                done, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if not done:
+                break
+
+
+def _serve_requests(requests, replies, connection=None) -> None:
+    """Fork one command per request line, reply with its exit status, until the requests end."""
+    for line in requests:
         request = json.loads(line)
         pid = os.fork()
         if pid == 0:
             replies.close()
+            if connection is not None:  # the command holds no end of its worker's connection
+                requests.close()
+                connection.close()
             _child(request)
         code = _wait(pid, float(request["timeout"]))
         replies.write(json.dumps({"returncode": code}) + "\n")
@@ -240,19 +285,44 @@ def serve() -> None:
 # -- the client (the test worker) -------------------------------------------------------------
 
 class Zygote:
-    """One zygote per test worker, started on first use, stopped when the worker exits."""
+    """One zygote per test worker, started on first use, stopped when the worker exits; or this
+    worker's server of the session's shared zygote (`connect`)."""
 
-    def __init__(self, env: dict[str, str]):
+    def __init__(self, env: dict[str, str], connection: Any = None):
         self.env = dict(env)
         self.lock = threading.Lock()
-        here = Path(__file__).resolve().parents[1]
-        self.proc = subprocess.Popen([sys.executable, "-c", "from helpers.zygote import serve; serve()"],
-                                     cwd=here, env={**self.env, "PYTHONPATH": str(here)}, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.connection = connection
+        if connection is None:
+            here = Path(__file__).resolve().parents[1]
+            self.proc = subprocess.Popen([sys.executable, "-c", "from helpers.zygote import serve; serve()"],
+                                         cwd=here, env={**self.env, "PYTHONPATH": str(here)}, stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, text=True, bufsize=1)
+            self.requests, self.replies = self.proc.stdin, self.proc.stdout
+        else:
+            self.proc = None
+            self.requests = connection.makefile("w", encoding="utf-8")
+            self.replies = connection.makefile("r", encoding="utf-8")
+        self.broken = False
         self.tmp = Path(tempfile.mkdtemp(prefix="lrc-zygote-"))
 
+    @classmethod
+    def connect(cls, shared: dict[str, Any]) -> "Zygote | None":
+        """This worker's server of the shared zygote described by `shared` (`start_shared`), or None."""
+        import socket
+
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            connection.connect(shared["socket"])
+        except OSError:
+            connection.close()
+            return None
+        return cls(shared["startup"], connection)
+
+    def alive(self) -> bool:
+        return not self.broken and (self.proc is None or self.proc.poll() is None)
+
     def usable(self, env: dict[str, str]) -> bool:
-        return self.proc.poll() is None and _startup_env(env) == _startup_env(self.env)
+        return self.alive() and _startup_env(env) == _startup_env(self.env)
 
     def run(self, args: list[str], env: dict[str, str], cwd: Path, timeout: float,
             preamble: str | None = None) -> subprocess.CompletedProcess | None:
@@ -266,12 +336,14 @@ class Zygote:
             request = {"args": [str(a) for a in args], "env": env, "cwd": str(cwd), "timeout": timeout,
                        "stdout": str(out), "stderr": str(err), "preamble": preamble}
             try:
-                self.proc.stdin.write(json.dumps(request) + "\n")
-                self.proc.stdin.flush()
-                reply = self.proc.stdout.readline()
+                self.requests.write(json.dumps(request) + "\n")
+                self.requests.flush()
+                reply = self.replies.readline()
             except (BrokenPipeError, OSError):
+                self.broken = True
                 return None
             if not reply:
+                self.broken = True
                 return None
             code = json.loads(reply)["returncode"]
             stdout = out.read_bytes().decode("utf-8", "replace")
@@ -284,7 +356,10 @@ class Zygote:
             self.lock.release()
 
     def close(self) -> None:
-        if self.proc.poll() is None:
+        if self.connection is not None:  # this worker's server ends when its connection does
+            for end in (self.requests, self.replies, self.connection):
+                end.close()
+        elif self.proc.poll() is None:
             self.proc.stdin.close()
             try:
                 self.proc.wait(timeout=10)
@@ -331,10 +406,13 @@ def _run(args: list[str], env: dict[str, str], cwd: Path, timeout: float,
     if os.environ.get(_ENV_DISABLE) != "1" and hasattr(os, "fork") and hasattr(os, "pidfd_open"):
         key = tuple(sorted(_startup_env(env).items()))
         zygote = _ZYGOTES.get(key)
-        if (zygote is None or zygote.proc.poll() is not None) and (key in _ZYGOTES or len(_ZYGOTES) < MAX_ZYGOTES):
+        if (zygote is None or not zygote.alive()) and (key in _ZYGOTES or len(_ZYGOTES) < MAX_ZYGOTES):
             import atexit
 
-            zygote = _ZYGOTES[key] = Zygote(env)
+            shared = _shared()
+            zygote = Zygote.connect(shared) if shared is not None and key not in _ZYGOTES and \
+                _startup_env(shared["startup"]) == dict(key) else None
+            zygote = _ZYGOTES[key] = zygote or Zygote(env)
             atexit.register(zygote.close)
         if zygote is not None:
             done = zygote.run(args, env, cwd, timeout, preamble)
@@ -343,3 +421,59 @@ def _run(args: list[str], env: dict[str, str], cwd: Path, timeout: float,
     start = ["-c", preamble + _MAIN] if preamble else ["-m", "lrc.compiler.cli"]
     return subprocess.run([sys.executable, *start, *map(str, args)], env=env, cwd=cwd,
                           capture_output=True, text=True, timeout=timeout)
+
+
+# -- the session's shared zygote (started by the xdist controller) ------------------------------
+
+_ENV_SHARED = "LRC_TEST_SHARED_ZYGOTE"  # set by `start_shared` for the workers: JSON {socket, startup}
+_ENV_NO_SHARED = "LRC_TEST_NO_SHARED_ZYGOTE"  # set to 1: each worker warms a zygote of its own
+
+
+def _shared() -> dict[str, Any] | None:
+    raw = os.environ.get(_ENV_SHARED)
+    return json.loads(raw) if raw else None
+
+
+def start_shared() -> subprocess.Popen | None:
+    """Start the session's zygote in the xdist controller, before its workers exist, and tell
+    them where it listens (an environment variable they inherit). A worker connects on its first
+    command whose start-up environment is the controller's; a worker that cannot connect, or
+    whose shared server dies, warms a zygote of its own as before. `stop_shared` ends it."""
+    if os.environ.get(_ENV_DISABLE) == "1" or os.environ.get(_ENV_NO_SHARED) == "1" or not hasattr(os, "fork") \
+            or not hasattr(os, "pidfd_open"):
+        return None
+    folder = Path(tempfile.mkdtemp(prefix="lrc-zygote-shared-"))
+    path = folder / "socket"
+    here = Path(__file__).resolve().parents[1]
+    env = dict(os.environ)
+    proc = subprocess.Popen([sys.executable, "-c", f"from helpers.zygote import serve; serve({str(path)!r})"],
+                            cwd=here, env={**env, "PYTHONPATH": str(here)}, stdin=subprocess.PIPE,
+                            start_new_session=True)  # its stdin is a lifeline: it ends when this process does
+    deadline = time.monotonic() + 30
+    while not path.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)  # it binds before it imports anything: milliseconds
+    if not path.exists():
+        proc.kill()
+        proc.wait()
+        folder.rmdir()
+        return None
+    os.environ[_ENV_SHARED] = json.dumps({"socket": str(path), "startup": _startup_env(env)})
+    proc.lrc_folder = folder  # type: ignore[attr-defined]
+    return proc
+
+
+def stop_shared(proc: subprocess.Popen | None) -> None:
+    """Stop the shared zygote and the servers it forked (one session: its process group)."""
+    if proc is None:
+        return
+    os.environ.pop(_ENV_SHARED, None)
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+    proc.stdin.close()
+    folder = proc.lrc_folder  # type: ignore[attr-defined]
+    for f in folder.iterdir():
+        f.unlink()
+    folder.rmdir()
