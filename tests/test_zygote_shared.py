@@ -13,8 +13,8 @@ from helpers.project import lrc_env, run_lrc
 UNDER_XDIST = bool(os.environ.get("PYTEST_XDIST_WORKER"))
 
 
-@pytest.mark.skipif(not UNDER_XDIST or os.environ.get("LRC_TEST_NO_ZYGOTE") == "1",
-                    reason="the shared zygote is the xdist controller's")
+@pytest.mark.skipif(not UNDER_XDIST or "1" in (os.environ.get("LRC_TEST_NO_ZYGOTE"), os.environ.get("LRC_TEST_NO_SHARED_ZYGOTE")),
+                    reason="the shared zygote is the xdist controller's, and not turned off")
 def test_a_worker_runs_its_commands_in_the_sessions_shared_zygote():
     shared = zygote._shared()
     assert shared is not None and os.path.exists(shared["socket"]), "the controller started no shared zygote"

@@ -4,7 +4,8 @@ Why: most CLI tests run `lrc execute` / `lrc report` as a real subprocess, and e
 spends ~2.7 s of CPU importing litellm (its pydantic models) before doing a few hundred
 milliseconds of work; on a 2-core machine that import was about a third of the default
 suite. A zygote imports lrc, litellm (offline, exactly as `load_litellm` does) and polars
-once per test worker, then forks one child per command. The child is still a separate
+once per test session (the xdist controller starts it and the workers share it: `start_shared`;
+a worker that cannot reach it warms its own), then forks one child per command. The child is still a separate
 process with the semantics the tests rely on: its own pid, working directory, environment,
 stdin (/dev/null), stdout and stderr (files, read back as text), exit code, and a timeout
 that kills it — and it starts from the zygote's pristine state, so nothing one command does
