@@ -14,7 +14,6 @@ import json
 import os
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -226,22 +225,13 @@ def test_disk_full_during_a_journal_write_is_exit_6_loses_nothing_and_resumes(lo
     assert lines[-1] == b"" and all(json.loads(line) for line in lines[:-1])
     assert len(lines) - 2 == after
     journaled_first = stub_calls(out)
-    settle(stub)
+    stub.settle()
     stub.reset()
     again = execute(lock, out)
     assert again.returncode == 0, again.stderr
     assert read_cells(out) == read_cells(clean)
     # The calls journaled before the failure were not paid again: the resume asked only for the rest.
     assert stub.count == stub_calls(out) - journaled_first
-
-
-def settle(stub, seconds: float = 30) -> None:
-    """Wait until the stub has handled every request it received: a request the dead execute sent
-    just before it stopped may still be read (and counted) by a handler thread on a loaded machine,
-    and must not be counted as the resume's."""
-    deadline = time.monotonic() + seconds
-    while stub.handler_threads() and time.monotonic() < deadline:
-        time.sleep(0.01)
 
 
 def stub_calls(out: Path) -> int:

@@ -185,6 +185,11 @@ def run_case(name: str, root: Path, runtime_copy):
     return meta, result, before, after
 
 
+# The from-scratch comparison doubles a case's cost (a cold compile of the whole project): every
+# third case by name runs it in the default suite, the rest under the slow marker (CI runs both).
+FROM_SCRATCH_BY_DEFAULT = set(CASES[::3])
+
+
 # Cases whose template runs until the render deadline stops it: the deadline fires after an
 # eighth of RENDER_SECONDS here (the diagnostic still names RENDER_SECONDS, which the golden text
 # pins), so the case costs ~0.5 s of spinning instead of 4 (it is compiled twice, see below).
@@ -228,11 +233,6 @@ def test_bad_spec(name: str, fresh_project: Path, runtime_copy, monkeypatch: pyt
     assert result.cache_hits > 0 or meta.get("check") or not (fresh_project / ".lrc-cache").exists()
     if name in FROM_SCRATCH_BY_DEFAULT:
         _assert_same_from_scratch(fresh_project, got)
-
-
-# The from-scratch comparison doubles a case's cost (a cold compile of the whole project): every
-# third case by name runs it in the default suite, the rest under the slow marker (CI runs both).
-FROM_SCRATCH_BY_DEFAULT = set(CASES[::3])
 
 
 def _assert_same_from_scratch(root: Path, got: str) -> None:

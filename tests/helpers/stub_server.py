@@ -360,6 +360,15 @@ class StubServer:
         """Live request-handler threads (ThreadingMixIn names them after process_request_thread)."""
         return [t for t in threading.enumerate() if t.is_alive() and "process_request_thread" in t.name]
 
+    def settle(self, seconds: float = 30) -> None:
+        """Wait until every request received so far is handled: a request a dead client sent just
+        before it stopped may still be read (and counted) by a handler thread on a loaded machine,
+        and must not be counted as the next client's. Only for clients that are gone: a live
+        client's keep-alive connection holds its handler thread (then this waits `seconds`)."""
+        deadline = time.monotonic() + seconds
+        while self.handler_threads() and time.monotonic() < deadline:
+            time.sleep(0.01)
+
     @property
     def open_connections(self) -> int:
         with self._lock:

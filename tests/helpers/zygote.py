@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -33,7 +34,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 _STARTUP_PREFIXES = ("PYTHON", "LC_", "LANG", "TZ")
 _ENV_DISABLE = "LRC_TEST_NO_ZYGOTE"  # set to 1 to run every command as a plain subprocess
@@ -435,7 +436,13 @@ def _shared() -> dict[str, Any] | None:
     return json.loads(raw) if raw else None
 
 
-def start_shared() -> subprocess.Popen | None:
+class SharedZygote(NamedTuple):
+    """The session's zygote process and the private folder holding its socket."""
+    proc: subprocess.Popen
+    folder: Path
+
+
+def start_shared() -> SharedZygote | None:
     """Start the session's zygote in the xdist controller, before its workers exist, and tell
     them where it listens (an environment variable they inherit). A worker connects on its first
     command whose start-up environment is the controller's; a worker that cannot connect, or
@@ -453,28 +460,23 @@ def start_shared() -> subprocess.Popen | None:
     deadline = time.monotonic() + 30
     while not path.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.005)  # it binds before it imports anything: milliseconds
+    shared = SharedZygote(proc, folder)
     if not path.exists():
-        proc.kill()
-        proc.wait()
-        folder.rmdir()
+        stop_shared(shared)
         return None
     os.environ[_ENV_SHARED] = json.dumps({"socket": str(path), "startup": _startup_env(env)})
-    proc.lrc_folder = folder  # type: ignore[attr-defined]
-    return proc
+    return shared
 
 
-def stop_shared(proc: subprocess.Popen | None) -> None:
+def stop_shared(shared: SharedZygote | None) -> None:
     """Stop the shared zygote and the servers it forked (one session: its process group)."""
-    if proc is None:
+    if shared is None:
         return
     os.environ.pop(_ENV_SHARED, None)
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
+        os.killpg(shared.proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-    proc.wait()
-    proc.stdin.close()
-    folder = proc.lrc_folder  # type: ignore[attr-defined]
-    for f in folder.iterdir():
-        f.unlink()
-    folder.rmdir()
+    shared.proc.wait()
+    shared.proc.stdin.close()
+    shutil.rmtree(shared.folder, ignore_errors=True)
