@@ -2,8 +2,8 @@
 accepts, editing only version and pin tokens.
 
 Every test runs the real command line (a subprocess) on its own copy of the repository's
-specs/ and schemas/ with a generated/ compiled from scratch, so nothing depends on what an
-earlier command left in the tree. Code components are changed in a copy of runtime/ that the
+specs/ and schemas/ with a generated/ (and compile cache) compiled from scratch, so nothing
+depends on what an earlier command left in the tree. Code components are changed in a copy of runtime/ that the
 subprocess reads instead of the real one (codeprint.runtime_root is pointed at it).
 """
 
@@ -41,7 +41,11 @@ def _baseline(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("pins-baseline") / "project"
     for name in ("specs", "schemas"):
         shutil.copytree(REPO / name, root / name)
-    result = compile_project(root, cache=False)
+    # With the compile cache: each test's copy carries it (as after an author's last `lrc compile`),
+    # so the command's compiles redo only what the test edits; with LRC_NO_CACHE or no usable key
+    # they are only slower. A cached compile's diagnostics equal a cold one's
+    # (tests/test_canonical_and_cache.py).
+    result = compile_project(root)
     assert not result.diagnostics.has_errors, [d.summary for d in result.diagnostics.sorted()]
     return root
 
