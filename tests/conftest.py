@@ -127,10 +127,13 @@ def stub() -> StubServer:
 
 @pytest.fixture(scope="module", autouse=True)
 def _cached_recalculation(request: pytest.FixtureRequest):
-    """The artifact tests share one recalculation per distinct workbook (helpers.artifacts says
-    why); the engine's own tests (test_artifacts_recalc*.py) always run it for real."""
+    """The artifact tests, and the modules that say `CACHED_RECALCULATION = True` (tests of a
+    task's tools, validators and stages, which recalculate the same workbooks test after test),
+    share one recalculation per distinct workbook (helpers.artifacts says why); the engine's own
+    tests (test_artifacts_recalc*.py) always run it for real."""
     name = request.module.__name__.rpartition(".")[2]
-    if not name.startswith("test_artifacts") or name.startswith("test_artifacts_recalc"):
+    artifact = name.startswith("test_artifacts") and not name.startswith("test_artifacts_recalc")
+    if not (artifact or getattr(request.module, "CACHED_RECALCULATION", False)):
         yield
         return
     from helpers import artifacts

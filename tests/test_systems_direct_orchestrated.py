@@ -31,6 +31,8 @@ from lrc.runtime.tasks import grade, items, planning, runner
 from lrc.runtime.tasks.reference import TaskPolicies
 from support import REPO, pinned
 
+CACHED_RECALCULATION = True  # tests/conftest.py: one recalculation per distinct workbook in this module
+
 LOCK = REPO / "generated" / "demo" / "plan.lock"
 TASK = "fa.fix-sign.v4"
 DIRECT, ORCHESTRATED = pinned("direct"), pinned("orchestrated")

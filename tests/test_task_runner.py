@@ -20,6 +20,8 @@ from lrc.runtime.systems.base import Turn
 from lrc.runtime.tasks import grade, items, planning, runner
 from support import REPO
 
+CACHED_RECALCULATION = True  # tests/conftest.py: one recalculation per distinct workbook in this module
+
 LOCK = REPO / "generated" / "demo" / "plan.lock"
 TASK = "fa.fix-sign.v4"
 

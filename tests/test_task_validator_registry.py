@@ -20,6 +20,8 @@ from lrc.runtime.artifacts.validators.component import registry_problems
 from lrc.runtime.lock import codeprint
 from lrc.runtime.lock.artifact_validators import VALIDATORS, expected_values
 
+CACHED_RECALCULATION = True  # tests/conftest.py: one recalculation per distinct workbook in this module
+
 REPO = Path(__file__).resolve().parents[1]
 GENERATORS = {c.id: c for c in codeprint.discover(codeprint.runtime_root()).values() if c.id.startswith("lrc.task.")}
 
