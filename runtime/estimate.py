@@ -11,9 +11,12 @@ few *declared assumptions*, which are printed with every estimate:
   `cl100k_base` instead, and the estimate says so). The embedded reference models (`lrc/*`)
   bill ceil(characters / 4) of the prompt, and are counted by that same rule.
 - **Output tokens per call** are assumed from the item's answer key (compact JSON): a correct
-  answer is about that long. low = 1x, expected = 1.5x (a line of prose, a code fence), high =
-  3x; never above the model's maximum output (`max_tokens` in its sampling, else litellm's
-  bundled `max_output_tokens`), when one is known. A step that calls a tool instead writes
+  answer is about that long. low = 0x (nothing written, as `lrc/null` answers: every run pays at
+  least its first request, so low is a floor of what a cell can cost, up to the token counter's
+  accuracy -- at 1x, cells whose models answered in fewer tokens than the key, e.g. one SQL query
+  where the key holds the result rows, cost less than their "low"), expected = 1.5x (a line of
+  prose, a code fence), high = 3x; never above the model's maximum output (`max_tokens` in its
+  sampling, else litellm's bundled `max_output_tokens`), when one is known. A step that calls a tool instead writes
   `TOOL_CALL_TOKENS` (x3 at high).
 - **Steps** (agentic systems): low 1, expected `TYPICAL_STEPS` (at most the locked
   `max_steps`), high the locked `max_steps`. Every step re-sends the conversation so far:
@@ -50,7 +53,7 @@ from lrc.runtime.report.labels import model_label
 
 LEVELS = ("low", "expected", "high")
 #: Output tokens of a final answer, as a multiple of the answer key's tokens (see the module docstring).
-ANSWER_FACTORS = {"low": Decimal(1), "expected": Decimal("1.5"), "high": Decimal(3)}
+ANSWER_FACTORS = {"low": Decimal(0), "expected": Decimal("1.5"), "high": Decimal(3)}
 #: Output tokens of a step that calls a tool (name, arguments, call framing): a documented default.
 TOOL_CALL_TOKENS = 60
 #: Tokens of one tool result at the low and expected levels: a documented default.
@@ -376,7 +379,8 @@ def _assumptions(plan: dict[str, Any], runs: list, caps: dict[str, tuple[int | N
         "counted offline; see token counting",
         "output tokens of a final answer: the item's answer key as compact JSON, counted with the model's counter, "
         f"x{ANSWER_FACTORS['low']} (low) / x{ANSWER_FACTORS['expected']} (expected) / x{ANSWER_FACTORS['high']} (high) "
-        "-- a documented default of lrc estimate",
+        "-- a documented default of lrc estimate; low writes nothing (as lrc/null answers), so it is a floor: every run "
+        "pays at least its first request",
         f"a step that calls a tool writes {TOOL_CALL_TOKENS} output tokens (x3 at high) -- a documented default",
     ]
     for max_steps, system in steps:

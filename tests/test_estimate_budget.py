@@ -183,7 +183,7 @@ def _hand_computed(lock: Path) -> dict[tuple[str, str, str], dict[str, Decimal]]
                     first = estimate_tokens(_prompt_text(render_messages(wl, system, item, model), tools))
                     answer = estimate_tokens(json.dumps(item.answer_key, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
                     for level, factor, steps, call, result in (
-                            ("low", 1, 1, 60, 400), ("expected", Decimal("1.5"), 5, 60, 400),
+                            ("low", 0, 1, 60, 400), ("expected", Decimal("1.5"), 5, 60, 400),
                             ("high", 3, max_steps, 180, math.ceil(chars / 4))):
                         out_answer = min(math.ceil(answer * factor), MAX_TOKENS)
                         if system == "single-shot":
@@ -338,6 +338,25 @@ def test_forecast_vs_actual_in_summary_json_and_the_report(project, full_run):
     res = run_lrc("report", lock_of(project, "priced"), "--out", out, env=lrc_env())
     assert res.returncode == 0, res.stderr
     assert ((out / "summary.json").read_bytes(), (out / "forecast-vs-actual.md").read_text(encoding="utf-8")) == before
+
+
+def test_the_forecasts_low_is_a_floor_of_every_cell_of_a_run(small_demo_run):
+    """`low` is a run that writes nothing (as lrc/null answers): its first request only, which every
+    run pays. So no cell costs less than its low, whatever its models answered -- the demo's
+    candidates answer query.nl2sql with one SQL query, far shorter than the answer key's rows,
+    and extract.invoice, board-brief and variance-commentary shorter than their keys: at 1x the
+    key, 10 of the full demo's 23 priced cells cost less than their "low"."""
+    _, out, res = small_demo_run
+    assert res.returncode == 0, res.stdout + res.stderr
+    table = json.loads((out / "summary.json").read_text(encoding="utf-8"))["forecast_vs_actual"]
+    priced = [row for row in table["cells"] if Decimal(row["forecast_usd"]["high"]) > 0]
+    assert {row["system"] for row in priced} >= {"single-shot", "agentic"}
+    for row in priced:
+        assert row["runs_done"] == row["runs_planned"], row
+        low, high = Decimal(row["forecast_usd"]["low"]), Decimal(row["forecast_usd"]["high"])
+        assert 0 < low <= Decimal(row["actual_usd"]) <= high, row
+    total = table["total"]
+    assert Decimal(total["forecast_usd"]["low"]) <= Decimal(total["actual_usd"]) <= Decimal(total["forecast_usd"]["high"])
 
 
 @pytest.mark.parametrize("fraction", ["0", "0.3", "0.8"])
