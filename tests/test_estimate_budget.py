@@ -345,7 +345,7 @@ def test_the_forecasts_low_is_a_floor_of_every_cell_of_a_run(small_demo_run):
     run pays. So no cell costs less than its low, whatever its models answered -- the demo's
     candidates answer query.nl2sql with one SQL query, far shorter than the answer key's rows,
     and extract.invoice, board-brief and variance-commentary shorter than their keys: at 1x the
-    key, 10 of the full demo's 23 priced cells cost less than their "low"."""
+    key, 10 of the full demo's 22 priced cells cost less than their "low"."""
     _, out, res = small_demo_run
     assert res.returncode == 0, res.stdout + res.stderr
     table = json.loads((out / "summary.json").read_text(encoding="utf-8"))["forecast_vs_actual"]
