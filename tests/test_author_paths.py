@@ -36,8 +36,8 @@ def _baseline(tmp_path_factory: pytest.TempPathFactory) -> Path:
             path.unlink()
     # With the compile cache: each test's copy starts warm (as after an author's last `lrc compile`),
     # so a test's compile redoes only the specs it edits (the file: 49.7 -> 34.5 s of CPU on a slow
-    # 2-core host); with LRC_NO_CACHE or no usable key it is only
-    # slower. A cached compile's diagnostics equal a cold one's (tests/test_canonical_and_cache.py).
+    # 2-core host); with LRC_NO_CACHE or no usable key it is only slower. A cached compile's
+    # diagnostics equal a cold one's (tests/test_canonical_and_cache.py).
     result = compile_project(root)
     assert not result.diagnostics.has_errors, [d.summary for d in result.diagnostics.sorted()]
     return root

@@ -3,8 +3,8 @@ accepts, editing only version and pin tokens.
 
 Every test runs the real command line (a subprocess) on its own copy of the repository's
 specs/ and schemas/ with a generated/ (and compile cache) compiled from scratch, so nothing
-depends on what an earlier command left in the tree. Code components are changed in a copy of runtime/ that the
-subprocess reads instead of the real one (codeprint.runtime_root is pointed at it).
+depends on what an earlier command left in the tree. Code components are changed in a copy of
+runtime/ that the subprocess reads instead of the real one (codeprint.runtime_root is pointed at it).
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ def _warm_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def project(_warm_cache: Path, tmp_path: Path) -> Path:
+def root(_warm_cache: Path, tmp_path: Path) -> Path:
     """A copy of the repository's specs and schemas (no generated/), with the warm compile cache."""
     for name in ("specs", "schemas"):
         shutil.copytree(REPO / name, tmp_path / name)
@@ -63,8 +63,7 @@ def _standard_n(root: Path) -> int:
 
 @pytest.mark.parametrize("edition", ["demo", "2026-12"])
 @pytest.mark.parametrize("n", [1, 4, 5, 14])
-def test_an_edition_below_the_standards_n_is_refused(project: Path, edition: str, n: int):
-    root = project
+def test_an_edition_below_the_standards_n_is_refused(root: Path, edition: str, n: int):
     path = root / f"specs/editions/{edition}.yaml"
     _edit(path, "n_per_cell: 15", f"n_per_cell: {n}")
     found = _diags(compile_project(root), "LRC6110")
@@ -73,8 +72,7 @@ def test_an_edition_below_the_standards_n_is_refused(project: Path, edition: str
 
 
 @pytest.mark.parametrize("n", [15, 16, 40])
-def test_the_standards_n_or_more_compiles(project: Path, n: int):
-    root = project
+def test_the_standards_n_or_more_compiles(root: Path, n: int):
     _edit(root / "specs/editions/demo.yaml", "n_per_cell: 15", f"n_per_cell: {n}")
     result = compile_project(root)
     assert not result.diagnostics.has_errors, [d.summary for d in result.diagnostics.items]
@@ -88,9 +86,8 @@ def test_the_shipped_editions_run_the_standards_n():
         assert got >= n, f"{path.name} runs {got} per cell, below the standard's {n}"
 
 
-def test_the_n_compared_is_the_pinned_standards(project: Path):
+def test_the_n_compared_is_the_pinned_standards(root: Path):
     """Raising the standard's n (a new standard version) refuses the editions that pin it."""
-    root = project
     _edit(root / "specs/standard/ledgerrate.yaml", "  n_per_cell: 15", "  n_per_cell: 20")
     found = _diags(compile_project(root), "LRC6110")
     assert sorted(d.path for d in found) == ["specs/editions/2026-12.yaml", "specs/editions/demo.yaml"]
@@ -104,22 +101,19 @@ def test_the_n_compared_is_the_pinned_standards(project: Path):
     ("direct", "max_steps: 25", "max_steps: 30"),
     ("orchestrated", "max_steps: 25", "max_steps: 40"),
 ])
-def test_a_tool_loop_above_the_step_cap_is_refused(project: Path, system: str, old: str, new: str):
-    root = project
+def test_a_tool_loop_above_the_step_cap_is_refused(root: Path, system: str, old: str, new: str):
     _edit(root / f"specs/systems/{system}.yaml", old, new)
     found = _diags(compile_project(root), "LRC6111")
     assert len(found) == 1 and found[0].path == f"specs/systems/{system}.yaml" and found[0].pointer == "/max_steps"
     assert "exceeds the standard's step cap of 25" in found[0].summary
 
 
-def test_the_cap_itself_and_a_lower_cap_compile(project: Path):
-    root = project
+def test_the_cap_itself_and_a_lower_cap_compile(root: Path):
     _edit(root / "specs/systems/agentic.yaml", "max_steps: 25", "max_steps: 10")
     assert not _diags(compile_project(root), "LRC6111")
 
 
-def test_a_lower_standard_cap_refuses_systems_above_it(project: Path):
-    root = project
+def test_a_lower_standard_cap_refuses_systems_above_it(root: Path):
     _edit(root / "specs/standard/ledgerrate.yaml", "max_agentic_steps: 25", "max_agentic_steps: 20")
     found = _diags(compile_project(root), "LRC6111")
     systems = ["specs/systems/agentic.yaml", "specs/systems/direct.yaml", "specs/systems/orchestrated.yaml"]
@@ -142,8 +136,7 @@ def _new_edition(root: Path, ident: str, seed_block: str) -> Path:
     return path
 
 
-def test_a_second_edition_with_the_same_held_out_commitment_is_refused_both_ways(project: Path):
-    root = project
+def test_a_second_edition_with_the_same_held_out_commitment_is_refused_both_ways(root: Path):
     old = HELD.search((root / "specs/editions/2026-12.yaml").read_text()).group(1)
     _new_edition(root, "2027-01", f"seed:\n  policy: held-out\n  commitment: {old}\n")
     found = _diags(compile_project(root), "LRC6112")
@@ -151,10 +144,9 @@ def test_a_second_edition_with_the_same_held_out_commitment_is_refused_both_ways
     assert all(d.pointer == "/seed/commitment" for d in found)
 
 
-def test_a_commitment_recorded_for_an_earlier_edition_is_refused_after_that_edition_moved_on(project: Path):
+def test_a_commitment_recorded_for_an_earlier_edition_is_refused_after_that_edition_moved_on(root: Path):
     """2026-12 v1 is recorded with commitment A; it then moves to a fresh seed at v2. A new
     edition reusing A is still refused: the ledger remembers."""
-    root = project
     assert not compile_project(root).diagnostics.has_errors  # records 2026-12 at its version
     path = root / "specs/editions/2026-12.yaml"
     old = HELD.search(path.read_text()).group(1)
@@ -168,8 +160,7 @@ def test_a_commitment_recorded_for_an_earlier_edition_is_refused_after_that_edit
         ("specs/editions/2027-01.yaml", f"the held-out seed commitment was already committed to by 2026-12.v{version}")]
 
 
-def test_an_editions_own_later_version_keeps_its_commitment(project: Path):
-    root = project
+def test_an_editions_own_later_version_keeps_its_commitment(root: Path):
     assert not compile_project(root).diagnostics.has_errors
     path = root / "specs/editions/2026-12.yaml"
     version = int(re.search(r"(?m)^version: (\d+)$", path.read_text()).group(1))
@@ -180,16 +171,14 @@ def test_an_editions_own_later_version_keeps_its_commitment(project: Path):
 
 
 @pytest.mark.parametrize("value", ["ledgerrate-demo-2026-11"])
-def test_a_held_out_commitment_to_a_published_seed_is_refused(project: Path, value: str):
-    root = project
+def test_a_held_out_commitment_to_a_published_seed_is_refused(root: Path, value: str):
     _new_edition(root, "2027-01", f"seed:\n  policy: held-out\n  commitment: {commitment(value)}\n")
     found = _diags(compile_project(root), "LRC6112")
     assert [d.path for d in found] == ["specs/editions/2027-01.yaml"]
     assert "published by demo.v" in found[0].summary
 
 
-def test_a_public_seed_used_by_two_editions_is_a_warning_on_each(project: Path):
-    root = project
+def test_a_public_seed_used_by_two_editions_is_a_warning_on_each(root: Path):
     _new_edition(root, "2027-01", "seed:\n  policy: public\n  value: ledgerrate-demo-2026-11\n")
     result = compile_project(root)
     assert not _diags(result, "LRC6112")
@@ -197,8 +186,7 @@ def test_a_public_seed_used_by_two_editions_is_a_warning_on_each(project: Path):
     assert sorted(d.path for d in found) == ["specs/editions/2027-01.yaml", "specs/editions/demo.yaml"]
 
 
-def test_fresh_seeds_compile_quietly(project: Path):
-    root = project
+def test_fresh_seeds_compile_quietly(root: Path):
     _new_edition(root, "2027-01", f"seed:\n  policy: held-out\n  commitment: {commitment('another seed')}\n")
     result = compile_project(root)
     assert not _diags(result, "LRC6112") and not _diags(result, "LRC6112", "warning")
@@ -206,8 +194,7 @@ def test_fresh_seeds_compile_quietly(project: Path):
 
 # -- analysis code ------------------------------------------------------------------------
 
-def test_the_lock_fingerprints_the_analysis_code_the_edition_pins(project: Path):
-    root = project
+def test_the_lock_fingerprints_the_analysis_code_the_edition_pins(root: Path):
     result = compile_project(root)
     assert not result.diagnostics.has_errors
     for lock in result.locks.values():
@@ -226,18 +213,16 @@ def test_the_lock_fingerprints_the_analysis_code_the_edition_pins(project: Path)
     ("lrc.analysis.v999", "LRC3001"),  # a version that does not exist (not a past one: v9 is in the ledger)
     ("lrc.output-contract.vCURRENT", "LRC3008"),  # an existing component that is not the analysis code
 ])
-def test_an_edition_must_pin_the_analysis_code(project: Path, ref: str, code: str):
+def test_an_edition_must_pin_the_analysis_code(root: Path, ref: str, code: str):
     from lrc.runtime.checks import contract
 
     ref = ref.replace("vCURRENT", f"v{contract.COMPONENT_VERSION}")
-    root = project
     _edit(root / "specs/editions/demo.yaml", f"analysis: {pinned('lrc.analysis')}", f"analysis: {ref}")
     found = _diags(compile_project(root), code)
     assert [(d.path, d.pointer) for d in found] == [("specs/editions/demo.yaml", "/analysis")]
 
 
-def test_an_edition_without_analysis_is_a_schema_error(project: Path):
-    root = project
+def test_an_edition_without_analysis_is_a_schema_error(root: Path):
     path = root / "specs/editions/demo.yaml"
     path.write_text(re.sub(r"(?m)^analysis: .*\n", "", path.read_text()))
     found = _diags(compile_project(root), "LRC2002")
