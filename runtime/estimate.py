@@ -1,4 +1,4 @@
-"""`lrc estimate PLAN.lock`: what the full edition will cost, per cell and in total, before any call.
+"""`lrc estimate PLAN.lock`: the full edition's cost, per cell and in total, before any call.
 
 A forecast, not a measurement: it is computed from the lock alone (the items generated from
 the seed, the locked prompts rendered exactly as a run sends them, the frozen prices) and a
@@ -10,13 +10,17 @@ few *declared assumptions*, which are printed with every estimate:
   a model whose tokenizer litellm would fetch from the network is counted with the bundled
   `cl100k_base` instead, and the estimate says so). The embedded reference models (`lrc/*`)
   bill ceil(characters / 4) of the prompt, and are counted by that same rule.
-- **Output tokens per call** are assumed from the item's answer key (compact JSON): a correct
-  answer is about that long. low = 0x (nothing written, as `lrc/null` answers: every run pays at
-  least its first request, so low is a floor of what a cell can cost, up to the token counter's
-  accuracy -- at 1x, cells whose models answered in fewer tokens than the key, e.g. one SQL query
-  where the key holds the result rows, cost less than their "low"), expected = 1.5x (a line of
-  prose, a code fence), high = 3x; never above the model's maximum output (`max_tokens` in its
-  sampling, else litellm's bundled `max_output_tokens`), when one is known. A step that calls a tool instead writes
+- **Output tokens per call** are assumed from what a correct answer is: the answer the
+  embedded `lrc/oracle` writes for the item when shown it whole (the workload's system without
+  tools; offline and deterministic, in the format the prompt asks for), else -- a workload with
+  no tool-less system, or an oracle that writes no text there -- the item's answer key (compact
+  JSON). low = 0x (nothing written, as `lrc/null` answers: every run pays at least its first
+  request, so low is a floor of what a cell can cost, up to the token counter's accuracy),
+  expected = 1.5x the oracle's answer (a line of prose, a code fence), high = 3x the longer of
+  the oracle's answer and the key (the key alone was the base before: nl2sql's key holds the
+  result rows where a model writes one SQL query, ~9x what the demo's models wrote); never above
+  the model's maximum output (`max_tokens` in its sampling, else litellm's bundled
+  `max_output_tokens`), when one is known. A step that calls a tool instead writes
   `TOOL_CALL_TOKENS` (x3 at high).
 - **Steps** (agentic systems): low 1, expected `TYPICAL_STEPS` (at most the locked
   `max_steps`), high the locked `max_steps`. Every step re-sends the conversation so far:
@@ -52,7 +56,8 @@ from lrc.runtime.pricing import PricingError, call_cost, decimal_str, format_usd
 from lrc.runtime.report.labels import model_label
 
 LEVELS = ("low", "expected", "high")
-#: Output tokens of a final answer, as a multiple of the answer key's tokens (see the module docstring).
+#: Output tokens of a final answer, as a multiple of a correct answer's tokens (see the module
+#: docstring): expected scales the oracle's answer, high the longer of it and the answer key.
 ANSWER_FACTORS = {"low": Decimal(0), "expected": Decimal("1.5"), "high": Decimal(3)}
 #: Output tokens of a step that calls a tool (name, arguments, call framing): a documented default.
 TOOL_CALL_TOKENS = 60
@@ -219,12 +224,28 @@ def _cost(tokens_in: int, tokens_out: int, price: dict[str, Any]) -> Decimal:
     return call_cost({"input": tokens_in, "output": tokens_out}, price)
 
 
-def run_figures(first_input: int, answer_tokens: int, max_steps: int, tools: bool, max_result_chars: int,
+@dataclass(frozen=True)
+class Answer:
+    """The tokens of a correct final answer to one item, as one model counts them: `key`, the
+    answer key as compact JSON; `oracle`, what the embedded `lrc/oracle` writes for the item
+    (None when it writes no text for it: see `_oracle_text`)."""
+
+    key: int
+    oracle: int | None
+
+    def at(self, level: str) -> int:
+        """Output tokens of the final answer at `level` (the module docstring's rule)."""
+        if level == "high":
+            return _scaled(max(self.key, self.oracle or 0), ANSWER_FACTORS[level])
+        return _scaled(self.key if self.oracle is None else self.oracle, ANSWER_FACTORS[level])
+
+
+def run_figures(first_input: int, answer_tokens: Answer, max_steps: int, tools: bool, max_result_chars: int,
                 cap: int | None, price: dict[str, Any]) -> dict[str, Figures]:
     """Low/expected/high figures of one run whose first request counts `first_input` tokens."""
     out: dict[str, Figures] = {}
     for level in LEVELS:
-        answer = _scaled(answer_tokens, ANSWER_FACTORS[level])
+        answer = answer_tokens.at(level)
         call = TOOL_CALL_TOKENS * (3 if level == "high" else 1)
         if cap is not None:
             answer, call = min(answer, cap), min(call, cap)
@@ -240,9 +261,39 @@ def run_figures(first_input: int, answer_tokens: int, max_steps: int, tools: boo
     return out
 
 
+def _key_text(item: Any) -> str:
+    return json.dumps(item.answer_key, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def _oracle_text(plan: dict[str, Any], policies: dict[str, Any], workload_ref: str, item: Any, model: dict[str, Any]) -> str | None:
+    """What the embedded `lrc/oracle` answers for `item`, shown it whole: the request of the
+    workload's first system without tools, rendered as `model` gets it (text or attached file).
+
+    Why that system: on an agentic system the item is fetched through tools, and the oracle,
+    asked without them, truthfully answers that it sees nothing ("I cannot see the invoice.").
+    None when the workload has no tool-less system, no reference policy, or the oracle writes
+    no text (it answers through tool calls): the answer key stands in. The oracle is the
+    plan's own locked code, deterministic and offline; an error in it is not the estimate's to
+    raise (the run's infrastructure check reports it), so it falls back to the key as well."""
+    from lrc.runtime.execute import render_messages
+
+    workload = plan["workloads"][workload_ref]
+    module = policies.get((workload["spec"].get("reference") or {}).get("implementation", ""))
+    oracle = getattr(module, "oracle", None)
+    plain = [s for s in sorted(workload["spec"]["systems"]) if not workload["tools"].get(s)]
+    if oracle is None or not plain:
+        return None
+    try:
+        reply = oracle(render_messages(workload, plain[0], item, model), None, item)
+    except Exception:  # noqa: BLE001 - the key stands in (see the docstring)
+        return None
+    content = getattr(reply, "content", None)
+    return content if isinstance(content, str) and content.strip() else None
+
+
 def forecast(plan: dict[str, Any], root_digest: str, items: dict[str, list], runs: list | None = None) -> Forecast:
     """The forecast of `runs` (default: every run of the plan), per cell and in total."""
-    from lrc.runtime.execute import attaches_files, plan_runs, render_messages
+    from lrc.runtime.execute import attaches_files, import_modules, plan_runs, render_messages
 
     runs = plan_runs(plan, items) if runs is None else runs
     runs = [r for r in runs if r.workload in plan["workloads"]]  # task runs (seed 000) are not forecast yet
@@ -252,7 +303,9 @@ def forecast(plan: dict[str, Any], root_digest: str, items: dict[str, list], run
     cells: dict[tuple[str, str, str], CellForecast] = {}
     per_run: dict[tuple[str, str, str, str], dict[str, Figures]] = {}
     files_seen = False
-    counted: dict[tuple, tuple[int, int]] = {}
+    counted: dict[tuple, tuple[int, Answer]] = {}
+    oracle_texts: dict[tuple[str, int, bool], str | None] = {}  # (workload, item index, files) -> its text
+    policies = import_modules(plan) if runs else {}
     reasoning_priced = []
     for spec in runs:
         workload = plan["workloads"][spec.workload]
@@ -278,9 +331,12 @@ def forecast(plan: dict[str, Any], root_digest: str, items: dict[str, list], run
             # Models counted by the same rule share one count (the reference models: one rule).
             shared = (counter.rule if counter.exact else spec.model, spec.workload, spec.system, spec.item_index, files)
             if shared not in counted:
-                counted[shared] = (
-                    counter.prompt(render_messages(workload, spec.system, item, model), tools),
-                    counter.text(json.dumps(item.answer_key, sort_keys=True, ensure_ascii=False, separators=(",", ":"))))
+                said = (spec.workload, spec.item_index, files)
+                if said not in oracle_texts:
+                    oracle_texts[said] = _oracle_text(plan, policies, spec.workload, item, model)
+                oracle = oracle_texts[said]
+                counted[shared] = (counter.prompt(render_messages(workload, spec.system, item, model), tools),
+                                   Answer(counter.text(_key_text(item)), None if oracle is None else counter.text(oracle)))
             first, answer = counted[shared]
             try:
                 per_run[key] = run_figures(first, answer, int(system.get("max_steps", 1)), bool(tools),
@@ -295,9 +351,10 @@ def forecast(plan: dict[str, Any], root_digest: str, items: dict[str, list], run
     for cell in cells.values():
         for lv in LEVELS:
             total[lv].add(cell.levels[lv])
-    grading, judge_notes = _grading(plan, items, runs, counters)
+    grading, judge_notes = _grading(plan, items, runs, counters, oracle_texts)
+    keyed = sorted({(w, i) for (w, i, _), text in oracle_texts.items() if text is None})
     return Forecast(plan["edition"]["ref"], root_digest, cells, per_run,
-                    _assumptions(plan, runs, caps, files_seen, reasoning_priced) + judge_notes,
+                    _assumptions(plan, runs, caps, files_seen, reasoning_priced, keyed) + judge_notes,
                     {m: c.rule for m, c in counters.items()}, total, grading)
 
 
@@ -307,8 +364,8 @@ JUDGMENT_TOKENS = 120
 FACT_TOKENS = 40
 
 
-def _grading(plan: dict[str, Any], items: dict[str, list], runs: list,
-             counters: dict[str, "TokenCounter"]) -> tuple[dict[tuple[str, str], dict[str, Figures]], list[str]]:
+def _grading(plan: dict[str, Any], items: dict[str, list], runs: list, counters: dict[str, "TokenCounter"],
+             oracle_texts: dict[tuple[str, int, bool], str | None]) -> tuple[dict[tuple[str, str], dict[str, Figures]], list[str]]:
     """The judge calls' forecast per (judged workload, judge model), and its declared assumptions.
 
     low: no run reaches the judge (every one fails a deterministic check); expected: every
@@ -326,6 +383,12 @@ def _grading(plan: dict[str, Any], items: dict[str, list], runs: list,
     second = roles.get("second") if judge_models.same_family(plan) else None
     review = plan["edition"]["spec"].get("human_review") or {}
     share = max(MIN_SECOND_SHARE, Decimal(review.get("spot_check_rate", "0")))
+    # The judge reads the output as text: the oracle's text answer of the item (a file-mode
+    # rendering's only where no text-mode one was made).
+    judged_texts: dict[tuple[str, int], str] = {}
+    for (workload_ref, index, files), text in sorted(oracle_texts.items(), key=lambda kv: (kv[0][2], kv[0][:2])):
+        if text is not None:
+            judged_texts.setdefault((workload_ref, index), text)
     out: dict[tuple[str, str], dict[str, Figures]] = {}
     for role, entry in (("primary", roles["primary"]), ("second", second)):
         if entry is None:
@@ -343,13 +406,14 @@ def _grading(plan: dict[str, Any], items: dict[str, list], runs: list,
             for spec in mine:
                 item = items[workload_ref][spec.item_index]
                 source = counter.text(json.dumps(item.context, sort_keys=True, ensure_ascii=False))
-                answer = counter.text(json.dumps(item.answer_key, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
+                oracle = judged_texts.get((workload_ref, spec.item_index))
+                answer = Answer(counter.text(_key_text(item)), None if oracle is None else counter.text(oracle))
                 reply = FACT_TOKENS * 20 if checklist else JUDGMENT_TOKENS
                 reply = min(reply, cap) if cap is not None else reply
                 for level in ("expected", "high"):
                     if role == "second" and level != "high":
                         continue
-                    tokens_in = framing + source + _scaled(answer, ANSWER_FACTORS[level])
+                    tokens_in = framing + source + answer.at(level)
                     figures[level].add(Figures(tokens_in, reply, _cost(tokens_in, reply, entry["price"])))
             if role == "second":  # only its sample: the share of the judged runs
                 high = figures["high"]
@@ -371,18 +435,26 @@ def _grading(plan: dict[str, Any], items: dict[str, list], runs: list,
 
 
 def _assumptions(plan: dict[str, Any], runs: list, caps: dict[str, tuple[int | None, str]], files: bool,
-                 reasoning: list[str]) -> list[str]:
+                 reasoning: list[str], keyed: list[tuple[str, int]]) -> list[str]:
     steps = sorted({(plan["systems"][wl["spec"]["systems"][s]["system"]]["spec"].get("max_steps", 1), s)
                     for wl in plan["workloads"].values() for s in wl["spec"]["systems"] if s in {r.system for r in runs}})
     lines = [
         "input tokens: each run's first request (locked prompts rendered for its item, tool definitions, attached files) "
         "counted offline; see token counting",
-        "output tokens of a final answer: the item's answer key as compact JSON, counted with the model's counter, "
-        f"x{ANSWER_FACTORS['low']} (low) / x{ANSWER_FACTORS['expected']} (expected) / x{ANSWER_FACTORS['high']} (high) "
-        "-- a documented default of lrc estimate; low writes nothing (as lrc/null answers), so it is a floor: every run "
-        "pays at least its first request",
+        "output tokens of a final answer, counted with the model's counter: low nothing (as lrc/null answers), so it is "
+        "a floor -- every run pays at least its first request; expected "
+        f"x{ANSWER_FACTORS['expected']} the answer the embedded lrc/oracle writes for the item shown whole (its "
+        f"workload's system without tools); high x{ANSWER_FACTORS['high']} the longer of that answer and the item's "
+        "answer key as compact JSON -- documented defaults of lrc estimate",
         f"a step that calls a tool writes {TOOL_CALL_TOKENS} output tokens (x3 at high) -- a documented default",
     ]
+    if keyed:
+        per_workload: dict[str, int] = {}
+        for workload_ref, _ in keyed:
+            per_workload[workload_ref] = per_workload.get(workload_ref, 0) + 1
+        lines.append("the answer key stands in for the oracle's answer where the oracle writes no text for the item "
+                     "(no system without tools, or it answers through tools): "
+                     + ", ".join(f"{w} ({n} item{'s' if n != 1 else ''})" for w, n in sorted(per_workload.items())))
     for max_steps, system in steps:
         if max_steps > 1:
             lines.append(f"steps of {system}: low 1 / expected {min(TYPICAL_STEPS, max_steps)} (documented default) / "

@@ -162,14 +162,16 @@ def execute(lock: Path, out: Path, *extra: str):
 
 def _hand_computed(lock: Path) -> dict[tuple[str, str, str], dict[str, Decimal]]:
     """Every cell's low/expected/high cost, from the documented rules, with the reference
-    models' own token count (lrc.runtime.models.reference) -- not the estimate's code."""
+    models' own token count (lrc.runtime.models.reference) -- not the estimate's code. A
+    correct answer is what the workload's oracle writes for the item's single-shot request."""
     from lrc.runtime import items as item_gen
-    from lrc.runtime.execute import load_verified, render_messages
+    from lrc.runtime.execute import import_modules, load_verified, render_messages
     from lrc.runtime.models.reference import _prompt_text, estimate_tokens
 
     lock_data = load_verified(lock)
     plan = lock_data["plan"]
     items = item_gen.generate(plan, plan["seed"]["value"])
+    modules = import_modules(plan)
     cells: dict[tuple[str, str, str], dict[str, Decimal]] = {}
     for wref, wl in plan["workloads"].items():
         for model_id, model in plan["models"].items():
@@ -181,10 +183,13 @@ def _hand_computed(lock: Path) -> dict[tuple[str, str, str], dict[str, Decimal]]
                 cell = cells.setdefault((wref, model_id, system), {"low": Decimal(0), "expected": Decimal(0), "high": Decimal(0)})
                 for item in items[wref]:
                     first = estimate_tokens(_prompt_text(render_messages(wl, system, item, model), tools))
-                    answer = estimate_tokens(json.dumps(item.answer_key, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
-                    for level, factor, steps, call, result in (
-                            ("low", 0, 1, 60, 400), ("expected", Decimal("1.5"), 5, 60, 400),
-                            ("high", 3, max_steps, 180, math.ceil(chars / 4))):
+                    key = estimate_tokens(json.dumps(item.answer_key, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
+                    oracle = modules[wl["spec"]["reference"]["implementation"]].oracle(
+                        render_messages(wl, "single-shot", item, model), None, item).content
+                    assert oracle and estimate_tokens(oracle) != key  # the two bases differ, so the test tells them apart
+                    for level, answer, factor, steps, call, result in (
+                            ("low", 0, 0, 1, 60, 400), ("expected", estimate_tokens(oracle), Decimal("1.5"), 5, 60, 400),
+                            ("high", max(key, estimate_tokens(oracle)), 3, max_steps, 180, math.ceil(chars / 4))):
                         out_answer = min(math.ceil(answer * factor), MAX_TOKENS)
                         if system == "single-shot":
                             steps = 1
@@ -357,6 +362,25 @@ def test_the_forecasts_low_is_a_floor_of_every_cell_of_a_run(small_demo_run):
         assert 0 < low <= Decimal(row["actual_usd"]) <= high, row
     total = table["total"]
     assert Decimal(total["forecast_usd"]["low"]) <= Decimal(total["actual_usd"]) <= Decimal(total["forecast_usd"]["high"])
+
+
+def test_the_forecasts_expected_answer_is_what_the_oracle_writes(small_demo_run):
+    """`expected` writes 1.5x what a correct answer is, and a correct answer is the embedded
+    oracle's (shown the item whole), not the answer key: lrc/oracle's single-shot cells, which
+    write exactly that answer and are billed ceil(characters / 4) of it, are forecast at 1.5x
+    their actual output tokens, up to one token of rounding per run. With the key as the base
+    (before), query.nl2sql's oracle cell was forecast ~9x its output: the key holds the result
+    rows, the oracle writes one SQL query."""
+    _, out, res = small_demo_run
+    assert res.returncode == 0, res.stdout + res.stderr
+    table = json.loads((out / "summary.json").read_text(encoding="utf-8"))["forecast_vs_actual"]
+    cells = [row for row in table["cells"] if row["model"] == "lrc/oracle" and row["system"] == "single-shot"]
+    assert {row["workload"].rsplit(".v", 1)[0] for row in cells} >= {"query.nl2sql", "extract.invoice", "triage.ap-inbox"}
+    for row in cells:
+        actual, forecast = row["tokens"]["actual"]["output"], row["tokens"]["forecast_done"]["output"]
+        assert row["runs_done"] > 0 and actual > 0, row
+        assert 1.5 * actual <= forecast <= 1.5 * actual + row["runs_done"], row
+    assert any("lrc/oracle writes" in a for a in table["assumptions"]), table["assumptions"]
 
 
 @pytest.mark.parametrize("fraction", ["0", "0.3", "0.8"])
