@@ -25,10 +25,10 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
+from helpers.project import compiled_copy, copy_project, demo_only, replace_in
 from support import REPO, pinned, run_lrc
 
 from lrc.compiler import diff
-from lrc.compiler.pipeline import compile_project
 from lrc.runtime.lock import codeprint
 
 WORKLOAD = "specs/workloads/triage.ap-inbox/workload.yaml"
@@ -39,30 +39,15 @@ SCHEMA = Draft202012Validator(json.loads((REPO / "schemas/diagnostics.schema.jso
 
 # -- projects ------------------------------------------------------------------------------------
 
-def _trim_to_demo(root: Path) -> None:
-    for path in sorted((root / "specs/editions").rglob("*.y*ml")):
-        if not re.search(r"(?m)^id:\s*demo\s*$", path.read_text(encoding="utf-8")):
-            path.unlink()
-
-
 @pytest.fixture(scope="session")
 def _baseline(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("author-baseline") / "project"
-    for name in ("specs", "schemas"):
-        shutil.copytree(REPO / name, root / name)
-    _trim_to_demo(root)
-    result = compile_project(root)
-    errors = [f"{d.code} {d.path}:{d.line}: {d.summary}" for d in result.diagnostics.sorted() if d.severity == "error"]
-    assert not errors, "the repository's specs do not compile:\n" + "\n".join(errors)
-    return root
+    return compiled_copy(tmp_path_factory.mktemp("author-baseline") / "project", keep=demo_only)
 
 
 @pytest.fixture
 def project(_baseline: Path, tmp_path: Path) -> Path:
     """specs/, schemas/ and a freshly compiled generated/ (demo edition only), writable."""
-    dest = tmp_path / "project"
-    shutil.copytree(_baseline, dest)
-    return dest
+    return copy_project(_baseline, tmp_path / "project")
 
 
 def _git(root: Path, *args: str) -> str:
@@ -86,12 +71,6 @@ def repo_project(project: Path) -> Path:
     """The project as a git repository of its own with one commit."""
     _commit(project, "baseline")
     return project
-
-
-def _edit(path: Path, old: str, new: str, count: int = 1) -> None:
-    text = path.read_text(encoding="utf-8")
-    assert old in text, f"{old!r} not in {path}"
-    path.write_text(text.replace(old, new, count), encoding="utf-8")
 
 
 def _version(path: Path) -> int:
@@ -128,7 +107,7 @@ def test_comment_and_formatting_changes_are_not_changes(repo_project: Path) -> N
     text = path.read_text(encoding="utf-8")
     text = text.replace("title: AP inbox triage\n", "# a reviewer's note\ntitle:    'AP inbox triage'   # quoted now\n")
     path.write_text(text, encoding="utf-8")
-    _edit(repo_project / EDITION, "n_per_cell: 15", "n_per_cell: 15      # unchanged value, new comment")
+    replace_in(repo_project / EDITION, "n_per_cell: 15", "n_per_cell: 15      # unchanged value, new comment")
     result = diff.run(repo_project, "HEAD")
     assert not result.failed, result.error
     assert result.changes == []
@@ -136,7 +115,7 @@ def test_comment_and_formatting_changes_are_not_changes(repo_project: Path) -> N
 
 def test_prompt_change_at_the_same_version_requires_a_bump(repo_project: Path) -> None:
     version = _version(repo_project / WORKLOAD)
-    _edit(repo_project / SYSTEM_PROMPT, "You are", "You are a careful")
+    replace_in(repo_project / SYSTEM_PROMPT, "You are", "You are a careful")
     result = diff.run(repo_project, "HEAD")
     assert not result.failed, result.error
     changes = _by_id(result)
@@ -155,11 +134,11 @@ def test_prompt_change_at_the_same_version_requires_a_bump(repo_project: Path) -
 
 
 def test_a_bumped_version_needs_no_bump_and_the_pin_change_shows_in_the_edition(repo_project: Path) -> None:
-    _edit(repo_project / SYSTEM_PROMPT, "You are", "You are a careful")
+    replace_in(repo_project / SYSTEM_PROMPT, "You are", "You are a careful")
     old = _version(repo_project / WORKLOAD)
     new = old + 1
-    _edit(repo_project / WORKLOAD, f"\nversion: {old}\n", f"\nversion: {new}\n")
-    _edit(repo_project / EDITION, f"  - triage.ap-inbox.v{old}\n", f"  - triage.ap-inbox.v{new}\n")
+    replace_in(repo_project / WORKLOAD, f"\nversion: {old}\n", f"\nversion: {new}\n")
+    replace_in(repo_project / EDITION, f"  - triage.ap-inbox.v{old}\n", f"  - triage.ap-inbox.v{new}\n")
     result = diff.run(repo_project, "HEAD")
     assert not result.failed, result.error
     changes = _by_id(result)
@@ -170,7 +149,7 @@ def test_a_bumped_version_needs_no_bump_and_the_pin_change_shows_in_the_edition(
     assert [(f.pointer, f.old, f.new) for f in ed.fields] == [("/workloads/1", f'"triage.ap-inbox.v{old}"', f'"triage.ap-inbox.v{new}"')]
     assert ed.bump_required and result.bumps == ["demo"]  # the edition changed at its recorded version
     version = _version(repo_project / EDITION)
-    _edit(repo_project / EDITION, f"\nversion: {version}\n", f"\nversion: {version + 1}\n")
+    replace_in(repo_project / EDITION, f"\nversion: {version}\n", f"\nversion: {version + 1}\n")
     result = diff.run(repo_project, "HEAD")
     assert not result.failed and result.bumps == []
     assert {c.id for c in result.changes} == {"demo", "triage.ap-inbox"}
@@ -195,7 +174,7 @@ def test_added_and_removed_specs(repo_project: Path) -> None:
 
 def test_against_an_older_commit(repo_project: Path) -> None:
     first = _git(repo_project, "rev-parse", "HEAD").strip()
-    _edit(repo_project / WORKLOAD, "title: AP inbox triage", "title: AP inbox triage, revised")
+    replace_in(repo_project / WORKLOAD, "title: AP inbox triage", "title: AP inbox triage, revised")
     _commit(repo_project, "retitle")
     assert diff.run(repo_project, "HEAD").changes == []
     result = diff.run(repo_project, first[:10])
@@ -205,7 +184,7 @@ def test_against_an_older_commit(repo_project: Path) -> None:
 
 def test_a_version_the_ledger_never_recorded_needs_no_bump(repo_project: Path) -> None:
     (repo_project / "generated/ledger.jsonl").unlink()
-    _edit(repo_project / WORKLOAD, "title: AP inbox triage", "title: AP inbox triage, revised")
+    replace_in(repo_project / WORKLOAD, "title: AP inbox triage", "title: AP inbox triage, revised")
     [c] = diff.run(repo_project, "HEAD").changes
     assert not c.bump_required and "not in the ledger" in c.reason
 
@@ -215,7 +194,7 @@ def test_diff_against_a_lock(project: Path) -> None:
     result = diff.run(project, str(lock))
     assert not result.failed and result.changes == []
     assert result.against["edition"] == "demo"
-    _edit(project / SYSTEM_PROMPT, "You are", "You are a careful")
+    replace_in(project / SYSTEM_PROMPT, "You are", "You are a careful")
     result = diff.run(project, str(lock))
     c = _by_id(result)[("workload", "triage.ap-inbox")]
     assert c.bump_required and c.new.path == WORKLOAD and c.old.path == WORKLOAD
@@ -283,7 +262,7 @@ def test_cli_diff_exit_codes_and_formats(repo_project: Path) -> None:
     res = run_lrc("diff", cwd=repo_project)
     assert res.returncode == 0, res.stderr
     assert "no changes" in res.stdout
-    _edit(repo_project / SYSTEM_PROMPT, "You are", "You are a careful")
+    replace_in(repo_project / SYSTEM_PROMPT, "You are", "You are a careful")
 
     res = run_lrc("diff", cwd=repo_project)
     assert res.returncode == 2, res.stderr
@@ -322,7 +301,7 @@ def test_cli_diff_errors_exit_1(repo_project: Path, tmp_path: Path) -> None:
     res = run_lrc("diff", cwd=plain)
     assert res.returncode == 1 and "not inside a git repository" in res.stderr and "error[LRC8101]" in res.stderr
 
-    _edit(repo_project / WORKLOAD, "title: AP inbox triage", "titel: AP inbox triage")
+    replace_in(repo_project / WORKLOAD, "title: AP inbox triage", "titel: AP inbox triage")
     res = run_lrc("diff", "--format", "json", cwd=repo_project)
     assert res.returncode == 1
     doc = _json(res)
@@ -334,7 +313,7 @@ def test_cli_diff_errors_exit_1(repo_project: Path, tmp_path: Path) -> None:
 def test_cli_diff_against_a_lock_file(project: Path) -> None:
     lock = project / "generated/demo/plan.lock"
     assert run_lrc("diff", "--against", str(lock), cwd=project).returncode == 0
-    _edit(project / WORKLOAD, "title: AP inbox triage", "title: AP inbox triage, revised")
+    replace_in(project / WORKLOAD, "title: AP inbox triage", "title: AP inbox triage, revised")
     res = run_lrc("diff", "--against", "generated/demo/plan.lock", "--format", "json", cwd=project)
     assert res.returncode == 2
     doc = _json(res)
@@ -345,7 +324,7 @@ def test_cli_diff_against_a_lock_file(project: Path) -> None:
 # -- bump --all-required ------------------------------------------------------------------------------
 
 def test_bump_all_required_bumps_what_the_gate_refuses_and_lists_stale_pins(project: Path) -> None:
-    _edit(project / SYSTEM_PROMPT, "You are", "You are a careful")
+    replace_in(project / SYSTEM_PROMPT, "You are", "You are a careful")
     before = (project / WORKLOAD).read_text(encoding="utf-8")
     edition_before = (project / EDITION).read_bytes()
     old = _version(project / WORKLOAD)
@@ -362,7 +341,7 @@ def test_bump_all_required_bumps_what_the_gate_refuses_and_lists_stale_pins(proj
     assert (project / EDITION).read_bytes() == edition_before  # pins are never edited by lrc
 
     # The author updates the pin; now the edition changed at its recorded version.
-    _edit(project / EDITION, f"  - triage.ap-inbox.v{old}\n", f"  - triage.ap-inbox.v{new}\n")
+    replace_in(project / EDITION, f"  - triage.ap-inbox.v{old}\n", f"  - triage.ap-inbox.v{new}\n")
     res = run_lrc("bump", "--all-required", "--format", "json", cwd=project)
     assert res.returncode == 0, res.stderr
     doc = _json(res)
@@ -380,7 +359,7 @@ def test_bump_all_required_refuses_ids_and_needs_something(project: Path) -> Non
 
 
 def test_bump_all_required_on_a_tree_with_errors_bumps_nothing(project: Path) -> None:
-    _edit(project / WORKLOAD, "title: AP inbox triage", "titel: AP inbox triage")
+    replace_in(project / WORKLOAD, "title: AP inbox triage", "titel: AP inbox triage")
     before = (project / WORKLOAD).read_bytes()
     res = run_lrc("bump", "--all-required", "--format", "github", cwd=project)
     assert res.returncode == 1

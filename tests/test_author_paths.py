@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
+from helpers.project import compiled_copy, copy_project, demo_only, replace_in
 from support import REPO, run_lrc
 
 from lrc.compiler.codes import CODES, RANGES
@@ -28,32 +29,14 @@ DEMO = "specs/editions/demo.yaml"
 
 @pytest.fixture(scope="module")
 def _baseline(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("paths-baseline") / "project"
-    for name in ("specs", "schemas"):
-        shutil.copytree(REPO / name, root / name)
-    for path in sorted((root / "specs/editions").glob("*.yaml")):  # the demo edition is enough here
-        if not re.search(r"(?m)^id:\s*demo\s*$", path.read_text(encoding="utf-8")):
-            path.unlink()
-    # With the compile cache: each test's copy starts warm (as after an author's last `lrc compile`),
-    # so a test's compile redoes only the specs it edits (the file: 49.7 -> 34.5 s of CPU on a slow
-    # 2-core host); with LRC_NO_CACHE or no usable key it is only slower. A cached compile's
-    # diagnostics equal a cold one's (tests/test_canonical_and_cache.py).
-    result = compile_project(root)
-    assert not result.diagnostics.has_errors, [d.summary for d in result.diagnostics.sorted()]
-    return root
+    """The demo edition alone is enough here (the file: 49.7 -> 34.5 s of CPU on a slow 2-core
+    host with the warm cache over a cold compile per test)."""
+    return compiled_copy(tmp_path_factory.mktemp("paths-baseline") / "project", keep=demo_only)
 
 
 @pytest.fixture
 def project(_baseline: Path, tmp_path: Path) -> Path:
-    dest = tmp_path / "project"
-    shutil.copytree(_baseline, dest)
-    return dest
-
-
-def _edit(path: Path, old: str, new: str) -> None:
-    text = path.read_text(encoding="utf-8")
-    assert old in text, f"{old!r} not in {path}"
-    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return copy_project(_baseline, tmp_path / "project")
 
 
 def test_explain_without_a_code_lists_every_code_grouped_by_range() -> None:
@@ -92,7 +75,7 @@ def test_explain_refuses_a_code_with_list_and_an_unknown_code() -> None:
 def test_a_forgotten_compile_is_one_diagnostic_listing_every_file(project: Path) -> None:
     old = int(re.search(r"(?m)^version: (\d+)$", (project / WORKLOAD).read_text(encoding="utf-8")).group(1))
     new = old + 1  # a project compiled from scratch: its ledger records only the current version
-    _edit(project / SYSTEM_PROMPT, "You are", "You are a careful")
+    replace_in(project / SYSTEM_PROMPT, "You are", "You are a careful")
     assert run_lrc("bump", "--all-required", "--update-pins", cwd=project).returncode == 0
     res = run_lrc("compile", "--check", "--format", "json", cwd=project)
     assert res.returncode == 1
@@ -268,10 +251,10 @@ def test_every_diff_location_is_a_line_of_the_file_it_names(project: Path, scena
     subprocess.run([*env_git, "commit", "-q", "-m", "base"], cwd=project, check=True)
     expected = None
     if scenario == "workload-field":
-        _edit(project / WORKLOAD, "title: AP inbox triage", "title: AP inbox triage (edited)")
-        _edit(project / SYSTEM_PROMPT, "You are", "You are a careful")
+        replace_in(project / WORKLOAD, "title: AP inbox triage", "title: AP inbox triage (edited)")
+        replace_in(project / SYSTEM_PROMPT, "You are", "You are a careful")
     elif scenario == "edition-pin":
-        _edit(project / SYSTEM_PROMPT, "You are", "You are a careful")
+        replace_in(project / SYSTEM_PROMPT, "You are", "You are a careful")
         assert run_lrc("bump", "--all-required", "--update-pins", cwd=project).returncode == 0
     else:
         expected = _apply(project, scenario)

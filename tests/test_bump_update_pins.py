@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
+from helpers.project import compiled_copy, copy_project, replace_in
 from support import REPO, pinned, run_lrc
 
-from lrc.compiler.pipeline import compile_project
 
 WORKLOAD = "specs/workloads/triage.ap-inbox/workload.yaml"
 SYSTEM_PROMPT = "specs/workloads/triage.ap-inbox/prompts/system.j2"
@@ -38,29 +38,12 @@ codeprint.runtime_root = lambda: Path({runtime!r})
 
 @pytest.fixture(scope="module")
 def _baseline(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("pins-baseline") / "project"
-    for name in ("specs", "schemas"):
-        shutil.copytree(REPO / name, root / name)
-    # With the compile cache: each test's copy carries it (as after an author's last `lrc compile`),
-    # so the command's compiles redo only what the test edits; with LRC_NO_CACHE or no usable key
-    # they are only slower. A cached compile's diagnostics equal a cold one's
-    # (tests/test_canonical_and_cache.py).
-    result = compile_project(root)
-    assert not result.diagnostics.has_errors, [d.summary for d in result.diagnostics.sorted()]
-    return root
+    return compiled_copy(tmp_path_factory.mktemp("pins-baseline") / "project")
 
 
 @pytest.fixture
 def project(_baseline: Path, tmp_path: Path) -> Path:
-    dest = tmp_path / "project"
-    shutil.copytree(_baseline, dest)
-    return dest
-
-
-def _edit(path: Path, old: str, new: str) -> None:
-    text = path.read_text(encoding="utf-8")
-    assert old in text, f"{old!r} not in {path}"
-    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return copy_project(_baseline, tmp_path / "project")
 
 
 def _versions(project: Path, rel: str) -> int:
@@ -95,7 +78,7 @@ def _compiles_clean(project: Path, lrc=run_lrc) -> None:
 
 
 def test_one_word_prompt_edit_is_one_command(project: Path) -> None:
-    _edit(project / SYSTEM_PROMPT, "You are", "You are a careful")
+    replace_in(project / SYSTEM_PROMPT, "You are", "You are a careful")
     demo_before = (project / DEMO).read_text(encoding="utf-8")
     dec_before = (project / DECEMBER).read_text(encoding="utf-8")
     demo_v, dec_v = _versions(project, DEMO), _versions(project, DECEMBER)
@@ -149,7 +132,7 @@ def test_pins_are_rewritten_in_place_whatever_their_layout(project: Path, layout
     path.write_bytes(text.encode("utf-8"))
     assert run_lrc("compile", cwd=project).returncode == 0  # the new layout is recorded first
     demo_v = _versions(project, DEMO)
-    _edit(project / SYSTEM_PROMPT, "You are", "You are a careful")
+    replace_in(project / SYSTEM_PROMPT, "You are", "You are a careful")
     res = run_lrc("bump", "--all-required", "--update-pins", cwd=project)
     assert res.returncode == 0, res.stderr
     expected = text.replace(f"version: {demo_v}\r\n" if layout == "crlf" else f"version: {demo_v}\n",
@@ -165,7 +148,7 @@ def test_pins_are_rewritten_in_place_whatever_their_layout(project: Path, layout
 def test_pins_left_stale_by_an_earlier_bump_are_repaired(project: Path) -> None:
     """The six-command path, abandoned half way: a plain bump left the editions pinning the old version."""
     old_pin, new_pin = _pins(project)
-    _edit(project / SYSTEM_PROMPT, "You are", "You are a careful")
+    replace_in(project / SYSTEM_PROMPT, "You are", "You are a careful")
     assert run_lrc("bump", "triage.ap-inbox", cwd=project).returncode == 0
     assert run_lrc("compile", cwd=project).returncode == 1  # the editions pin a version that is gone
     res = run_lrc("bump", "--all-required", "--update-pins", "--format", "json", cwd=project)
@@ -237,7 +220,7 @@ def test_a_pin_lrc_cannot_edit_alone_leaves_the_file_untouched(project: Path) ->
     text = text.replace(f"  - {old_pin}\n", f"  - >-\n    {old_pin}\n")
     path.write_text(text, encoding="utf-8")
     assert run_lrc("compile", cwd=project).returncode == 0
-    _edit(project / SYSTEM_PROMPT, "You are", "You are a careful")
+    replace_in(project / SYSTEM_PROMPT, "You are", "You are a careful")
     before = path.read_bytes()
     res = run_lrc("bump", "--all-required", "--update-pins", cwd=project)
     assert res.returncode == 1
@@ -249,7 +232,7 @@ def test_a_pin_lrc_cannot_edit_alone_leaves_the_file_untouched(project: Path) ->
 def test_update_pins_needs_all_required_and_without_it_nothing_is_rewritten(project: Path) -> None:
     res = run_lrc("bump", "--update-pins", cwd=project)
     assert res.returncode == 2 and "--all-required" in res.stderr
-    _edit(project / SYSTEM_PROMPT, "You are", "You are a careful")
+    replace_in(project / SYSTEM_PROMPT, "You are", "You are a careful")
     before = (project / DEMO).read_bytes()
     res = run_lrc("bump", "--all-required", cwd=project)
     assert res.returncode == 0 and "update them by hand" in res.stdout
@@ -260,7 +243,7 @@ def test_update_pins_github_format_annotates_every_edit(project: Path) -> None:
     old_pin, new_pin = _pins(project)
     wl_v = _versions(project, WORKLOAD)
     pin_line, wl_line = _line(project, DEMO, f"  - {old_pin}"), _line(project, WORKLOAD, "version:")
-    _edit(project / SYSTEM_PROMPT, "You are", "You are a careful")
+    replace_in(project / SYSTEM_PROMPT, "You are", "You are a careful")
     res = run_lrc("bump", "--all-required", "--update-pins", "--format", "github", cwd=project)
     assert res.returncode == 0, res.stderr
     notices = [line for line in res.stdout.splitlines() if line.startswith("::notice ")]

@@ -7,48 +7,29 @@ what is compiled now) with one edit, in several variants, from a warm compile ca
 
 from __future__ import annotations
 
-import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
 from lrc.compiler.pipeline import compile_project
 from lrc.compiler.seeds import commitment
+from helpers.project import compiled_copy, copy_project, replace_in
 from support import pinned
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def _warm_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A compile cache of the repository's specs, made once per module. Each test's copy carries
-    it (without the generated/ that compile wrote, so the ledger still holds only what the test
-    compiles), so a test's compile redoes only the specs it edits; with LRC_NO_CACHE or no usable
-    key it is only slower. A cached compile's diagnostics equal a cold one's
-    (tests/test_canonical_and_cache.py)."""
-    root = tmp_path_factory.mktemp("policies-baseline")
-    for name in ("specs", "schemas"):
-        shutil.copytree(REPO / name, root / name)
-    assert not compile_project(root).diagnostics.has_errors
-    return root / ".lrc-cache"
+def _baseline(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return compiled_copy(tmp_path_factory.mktemp("policies-baseline"))
 
 
 @pytest.fixture
-def root(_warm_cache: Path, tmp_path: Path) -> Path:
-    """A copy of the repository's specs and schemas (no generated/), with the warm compile cache."""
-    for name in ("specs", "schemas"):
-        shutil.copytree(REPO / name, tmp_path / name)
-    if _warm_cache.is_dir():
-        shutil.copytree(_warm_cache, tmp_path / ".lrc-cache")
-    return tmp_path
-
-
-def _edit(path: Path, old: str, new: str, count: int = 1) -> None:
-    text = path.read_text(encoding="utf-8")
-    assert old in text, f"{old!r} not in {path}"
-    path.write_text(text.replace(old, new, count), encoding="utf-8")
+def root(_baseline: Path, tmp_path: Path) -> Path:
+    """A copy of the repository's specs and schemas with the warm compile cache, without the
+    baseline's generated/ (so the ledger holds only what the test compiles)."""
+    return copy_project(_baseline, tmp_path, generated=False)
 
 
 def _diags(result, code: str, severity: str = "error") -> list:
@@ -65,7 +46,7 @@ def _standard_n(root: Path) -> int:
 @pytest.mark.parametrize("n", [1, 4, 5, 14])
 def test_an_edition_below_the_standards_n_is_refused(root: Path, edition: str, n: int):
     path = root / f"specs/editions/{edition}.yaml"
-    _edit(path, "n_per_cell: 15", f"n_per_cell: {n}")
+    replace_in(path, "n_per_cell: 15", f"n_per_cell: {n}")
     found = _diags(compile_project(root), "LRC6110")
     assert len(found) == 1 and found[0].path == f"specs/editions/{edition}.yaml" and found[0].pointer == "/n_per_cell"
     assert f"n_per_cell {n} is below the standard's n of 15" in found[0].summary
@@ -73,7 +54,7 @@ def test_an_edition_below_the_standards_n_is_refused(root: Path, edition: str, n
 
 @pytest.mark.parametrize("n", [15, 16, 40])
 def test_the_standards_n_or_more_compiles(root: Path, n: int):
-    _edit(root / "specs/editions/demo.yaml", "n_per_cell: 15", f"n_per_cell: {n}")
+    replace_in(root / "specs/editions/demo.yaml", "n_per_cell: 15", f"n_per_cell: {n}")
     result = compile_project(root)
     assert not result.diagnostics.has_errors, [d.summary for d in result.diagnostics.items]
 
@@ -88,7 +69,7 @@ def test_the_shipped_editions_run_the_standards_n():
 
 def test_the_n_compared_is_the_pinned_standards(root: Path):
     """Raising the standard's n (a new standard version) refuses the editions that pin it."""
-    _edit(root / "specs/standard/ledgerrate.yaml", "  n_per_cell: 15", "  n_per_cell: 20")
+    replace_in(root / "specs/standard/ledgerrate.yaml", "  n_per_cell: 15", "  n_per_cell: 20")
     found = _diags(compile_project(root), "LRC6110")
     assert sorted(d.path for d in found) == ["specs/editions/2026-12.yaml", "specs/editions/demo.yaml"]
 
@@ -102,19 +83,19 @@ def test_the_n_compared_is_the_pinned_standards(root: Path):
     ("orchestrated", "max_steps: 25", "max_steps: 40"),
 ])
 def test_a_tool_loop_above_the_step_cap_is_refused(root: Path, system: str, old: str, new: str):
-    _edit(root / f"specs/systems/{system}.yaml", old, new)
+    replace_in(root / f"specs/systems/{system}.yaml", old, new)
     found = _diags(compile_project(root), "LRC6111")
     assert len(found) == 1 and found[0].path == f"specs/systems/{system}.yaml" and found[0].pointer == "/max_steps"
     assert "exceeds the standard's step cap of 25" in found[0].summary
 
 
 def test_the_cap_itself_and_a_lower_cap_compile(root: Path):
-    _edit(root / "specs/systems/agentic.yaml", "max_steps: 25", "max_steps: 10")
+    replace_in(root / "specs/systems/agentic.yaml", "max_steps: 25", "max_steps: 10")
     assert not _diags(compile_project(root), "LRC6111")
 
 
 def test_a_lower_standard_cap_refuses_systems_above_it(root: Path):
-    _edit(root / "specs/standard/ledgerrate.yaml", "max_agentic_steps: 25", "max_agentic_steps: 20")
+    replace_in(root / "specs/standard/ledgerrate.yaml", "max_agentic_steps: 25", "max_agentic_steps: 20")
     found = _diags(compile_project(root), "LRC6111")
     systems = ["specs/systems/agentic.yaml", "specs/systems/direct.yaml", "specs/systems/orchestrated.yaml"]
     tasks = sorted(p.relative_to(root).as_posix() for p in (root / "specs/tasks").glob("*/task.yaml"))  # their budgets: 25 steps
@@ -151,8 +132,8 @@ def test_a_commitment_recorded_for_an_earlier_edition_is_refused_after_that_edit
     path = root / "specs/editions/2026-12.yaml"
     old = HELD.search(path.read_text()).group(1)
     version = int(re.search(r"(?m)^version: (\d+)$", path.read_text()).group(1))
-    _edit(path, old, commitment("a fresh seed"))
-    _edit(path, f"version: {version}", f"version: {version + 1}")
+    replace_in(path, old, commitment("a fresh seed"))
+    replace_in(path, f"version: {version}", f"version: {version + 1}")
     assert not compile_project(root).diagnostics.has_errors, "an edition may change its own seed with a bump"
     _new_edition(root, "2027-01", f"seed:\n  policy: held-out\n  commitment: {old}\n")
     found = _diags(compile_project(root), "LRC6112")
@@ -164,8 +145,8 @@ def test_an_editions_own_later_version_keeps_its_commitment(root: Path):
     assert not compile_project(root).diagnostics.has_errors
     path = root / "specs/editions/2026-12.yaml"
     version = int(re.search(r"(?m)^version: (\d+)$", path.read_text()).group(1))
-    _edit(path, f"version: {version}", f"version: {version + 1}")
-    _edit(path, "window_hours: 72", "window_hours: 48")
+    replace_in(path, f"version: {version}", f"version: {version + 1}")
+    replace_in(path, "window_hours: 72", "window_hours: 48")
     result = compile_project(root)
     assert not result.diagnostics.has_errors and not _diags(result, "LRC6112", "warning")
 
@@ -217,7 +198,7 @@ def test_an_edition_must_pin_the_analysis_code(root: Path, ref: str, code: str):
     from lrc.runtime.checks import contract
 
     ref = ref.replace("vCURRENT", f"v{contract.COMPONENT_VERSION}")
-    _edit(root / "specs/editions/demo.yaml", f"analysis: {pinned('lrc.analysis')}", f"analysis: {ref}")
+    replace_in(root / "specs/editions/demo.yaml", f"analysis: {pinned('lrc.analysis')}", f"analysis: {ref}")
     found = _diags(compile_project(root), code)
     assert [(d.path, d.pointer) for d in found] == [("specs/editions/demo.yaml", "/analysis")]
 

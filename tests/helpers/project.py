@@ -17,7 +17,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
@@ -206,3 +206,51 @@ def tree(root: Path, pattern: str = "*") -> dict[str, bytes]:
 
 def journal_records(out: Path) -> list[dict]:
     return [json.loads(line) for line in (out / "journal.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+# -- a compiled copy of the repository's specs, for tests that edit specs and compile -----------
+
+def compiled_copy(dest: Path, keep: Callable[[Path], bool] | None = None) -> Path:
+    """`dest` made a copy of the repository's specs/ and schemas/ (only the editions `keep`
+    accepts, when given), compiled once with the compile cache.
+
+    Tests that edit specs and compile start each from a copy of this (`copy_project`), so a
+    test's compile redoes only the specs it edits, as after an author's last `lrc compile`;
+    with LRC_NO_CACHE or no usable key it is only slower. A cached compile's diagnostics equal a
+    cold one's (tests/test_canonical_and_cache.py)."""
+    from lrc.compiler.pipeline import compile_project
+
+    for name in ("specs", "schemas"):
+        shutil.copytree(REPO / name, dest / name)
+    if keep is not None:
+        for path in sorted((dest / "specs/editions").glob("*.yaml")):
+            if not keep(path):
+                path.unlink()
+    result = compile_project(dest)
+    assert not result.diagnostics.has_errors, [d.summary for d in result.diagnostics.sorted()]
+    return dest
+
+
+def demo_only(edition: Path) -> bool:
+    """A `keep` for `compiled_copy`: the demo edition alone (enough for most author-path tests)."""
+    return bool(re.search(r"(?m)^id:\s*demo\s*$", edition.read_text(encoding="utf-8")))
+
+
+def copy_project(baseline: Path, dest: Path, generated: bool = True) -> Path:
+    """A copy of a `compiled_copy` at `dest`. `generated=False` leaves out what the baseline's
+    compile wrote (generated/, so the ledger holds only what the test compiles) and keeps the
+    specs, schemas and the warm compile cache."""
+    if generated:
+        shutil.copytree(baseline, dest)
+        return dest
+    for name in ("specs", "schemas", ".lrc-cache"):
+        if (baseline / name).is_dir():
+            shutil.copytree(baseline / name, dest / name)
+    return dest
+
+
+def replace_in(path: Path, old: str, new: str, count: int = 1) -> None:
+    """Replace the first `count` occurrences of `old` in the file at `path` (which must hold it)."""
+    text = path.read_text(encoding="utf-8")
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new, count), encoding="utf-8")
