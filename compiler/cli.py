@@ -33,6 +33,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_REFUSED, EXIT_INTERNAL = 0, 1, 2, 3, 4, 70
 EXIT_CHANGED = 2  # `lrc diff` only: something changed
@@ -456,8 +457,10 @@ def _operating_request(args) -> dict | None:
     if args.profile is None and not any(flags.values()):
         return {"profile": None, "profile_path": None, "endpoint_flags": {}}
     diags = Diagnostics()
+    models = _plan_models(args.lock)
+    embedded = [m for m, entry in (models or {}).items() if isinstance(entry, dict) and entry.get("reference")]
     checked = profile.check(args.profile, _shown(args.profile) if args.profile is not None else None, flags,
-                            _plan_models(args.lock), diags)
+                            None if models is None else sorted(models), diags, embedded=embedded)
     if checked is None:
         emit(diags.sorted(), "text", sys.stderr)
         print(f"lrc execute: {sum(d.severity == 'error' for d in diags.items)} problem(s) in the operating settings; nothing was run.",
@@ -469,16 +472,17 @@ def _operating_request(args) -> dict | None:
             "endpoint_flags": checked["flags"]}
 
 
-def _plan_models(lock: Path) -> list[str] | None:
-    """The model ids of a plan.lock, to check a profile's and the flags' models against; None
-    when the lock cannot be read (the runtime then refuses it, or checks the models itself)."""
+def _plan_models(lock: Path) -> dict[str, Any] | None:
+    """The models of a plan.lock (id -> its entry; `reference` marks an embedded one), to check
+    a profile's and the flags' models against; None when the lock cannot be read (the runtime
+    then refuses it, or checks the models itself)."""
     from lrc.runtime.lock import format as lockformat
 
     try:
         data = lockformat.loads(lock.read_bytes())
         from lrc.runtime.lock.judges import callable_models  # the plan's models and its judges
 
-        return sorted(callable_models(data["plan"]))
+        return dict(callable_models(data["plan"]))
     except Exception:  # noqa: BLE001 - the lock's own problems are the runtime's to report (exit 4)
         return None
 

@@ -847,6 +847,12 @@ $ lrc execute generated/demo/plan.lock --out runs/demo --profile run.yml   # the
 lrc reports:
   run.yml: error[LRC8313]: cannot read the run profile: No such file or directory
     hint: --profile takes a YAML file (see schemas/run-profile.schema.json and docs/profiles/ for an example)""",
+    "LRC8314": """\
+$ lrc execute generated/demo/plan.lock --out runs/demo --api-base lrc/oracle=http://127.0.0.1:8000/v1   # a warning: it runs
+
+lrc reports:
+  lrc: warning[LRC8314]: --api-base lrc/oracle=... has no effect: lrc/oracle is an embedded reference model (it runs in-process, with no endpoint); the run's operating record keeps the setting as given
+    hint: lrc's embedded models (lrc/...) run inside the lrc process: they are never called over HTTP and read no key. Remove the setting; max_concurrency still applies to them""",
 }
 
 

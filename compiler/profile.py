@@ -11,14 +11,16 @@ error: `file:line:col: error[CODE]`, the JSON pointer and a hint, exit 1, nothin
 `{"profile": {...} | None, "profile_path": str | None, "flags": {setting: {model: value}}}`,
 plus the diagnostics. A profile entry or a flag for a model that the plan does not run is an
 error (LRC8311); a flag that is not `MODEL=VALUE`, or whose value breaks the profile's rule
-for that setting, is LRC8312.
+for that setting, is LRC8312. An endpoint or a key variable for one of lrc's embedded models
+(`lrc/...`, which run in-process and are never called over HTTP) is a warning, LRC8314: the
+execute runs, and the operating record keeps the setting as given.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Collection
 
 from lrc.compiler.diagnostics import Diagnostic, Diagnostics, pointer_of
 from lrc.compiler.load import MAX_FILE_BYTES, SourceDoc, decode_text, load_text, read_bytes
@@ -87,12 +89,13 @@ def _flag_value(setting: str, raw: str) -> Any:
 
 
 def check(profile_path: Path | None, shown: str | None, flags: dict[str, list[str]], plan_models: list[str] | None,
-          diags: Diagnostics) -> dict[str, Any] | None:
+          diags: Diagnostics, embedded: Collection[str] = ()) -> dict[str, Any] | None:
     """The validated operating request (see the module docstring), or None with diagnostics.
 
     `flags` maps a flag (`--max-concurrency`...) to its raw `MODEL=VALUE` strings, in order;
     `plan_models` are the model ids of the plan (None: the lock could not be read, and the
-    runtime's own check names unknown models)."""
+    runtime's own check names unknown models); `embedded` those of them that run in-process
+    (lrc's reference models): an endpoint or a key variable set for one is a warning (LRC8314)."""
     before = len(diags.items)
     data: dict[str, Any] | None = None
     if profile_path is not None:
@@ -107,6 +110,14 @@ def check(profile_path: Path | None, shown: str | None, flags: dict[str, list[st
                         line, col = doc.locate_key(pointer)
                         diags.error("LRC8311", f"the run profile sets model '{model}', which the plan does not run",
                                     path=doc.path, line=line, column=col, pointer=pointer, hint=_closest(model, plan_models))
+                    elif model in embedded:
+                        for setting in ENDPOINT_SETTINGS:
+                            entry = data["models"][model]
+                            if isinstance(entry, dict) and setting in entry:
+                                pointer = pointer_of(["models", model, setting])
+                                line, col = doc.locate_key(pointer)
+                                diags.warning("LRC8314", _unused_endpoint(model, f"its {setting}"), path=doc.path, line=line,
+                                              column=col, pointer=pointer, hint=_UNUSED_HINT)
     parsed: dict[str, dict[str, Any]] = {}
     validator = _schemas().validator(KIND)
     for flag, values in flags.items():
@@ -131,10 +142,23 @@ def check(profile_path: Path | None, shown: str | None, flags: dict[str, list[st
             if plan_models is not None and model not in plan_models:
                 diags.error("LRC8311", f"{flag} {text}: the plan does not run model '{model}'", hint=_closest(model, plan_models))
                 continue
+            if setting in ENDPOINT_SETTINGS and model in embedded:
+                diags.warning("LRC8314", _unused_endpoint(model, f"{flag} {model}=..."), hint=_UNUSED_HINT)
             parsed.setdefault(setting, {})[model] = value  # a repeated flag: the last one wins
     if any(d.severity == "error" for d in diags.items[before:]):
         return None
     return {"profile": data, "profile_path": shown if profile_path is not None else None, "flags": parsed}
+
+
+#: Settings that say how a model is reached over the network; an embedded model has no endpoint.
+ENDPOINT_SETTINGS = ("api_base", "api_key_env")
+_UNUSED_HINT = ("lrc's embedded models (lrc/...) run inside the lrc process: they are never called over HTTP and read no "
+                "key. Remove the setting; max_concurrency still applies to them")
+
+
+def _unused_endpoint(model: str, what: str) -> str:
+    return (f"{what} has no effect: {model} is an embedded reference model (it runs in-process, with no endpoint); "
+            f"the run's operating record keeps the setting as given")
 
 
 _EXAMPLE = {"max_concurrency": "8", "api_base": "http://127.0.0.1:8000/v1", "api_key_env": "LEDGERRATE_OPENAI_KEY"}

@@ -118,6 +118,56 @@ def test_a_key_given_where_its_variable_name_belongs_is_never_echoed(tmp_path, w
     assert "not an environment variable NAME" in res.stderr
 
 
+# -- an endpoint for an embedded model: a warning, and the execute runs -----------------------
+
+EMBEDDED = ["lrc/judge", "lrc/null", "lrc/oracle"]
+
+
+def test_an_endpoint_or_key_variable_for_an_embedded_model_warns_where_it_is_set(tmp_path):
+    """Flag or profile, either setting: LRC8314, a warning (the request is still usable), at the
+    profile's line, column and pointer; a concurrency, and any setting of a real model, never warn."""
+    from lrc.compiler import profile
+    from lrc.compiler.diagnostics import Diagnostics
+
+    path = write(tmp_path / "run.yaml", (
+        "kind: run-profile\nmodels:\n  lrc/null:\n    max_concurrency: 2\n    api_base: http://127.0.0.1:9/v1\n"
+        "    api_key_env: NULL_KEY\n  openai/gpt-4.1:\n    api_base: http://127.0.0.1:8/v1\n    api_key_env: REAL_KEY\n"))
+    flags = {"--api-base": ["lrc/oracle=http://127.0.0.1:9/v1", "openai/gpt-4.1=http://127.0.0.1:7/v1"],
+             "--api-key-env": ["lrc/judge=JUDGE_KEY", "openai/gpt-4.1=OTHER_KEY"], "--max-concurrency": ["lrc/oracle=3"]}
+    diags = Diagnostics()
+    checked = profile.check(path, "run.yaml", flags, [*EMBEDDED, "openai/gpt-4.1"], diags, embedded=EMBEDDED)
+    assert checked is not None, [str(d) for d in diags.items]
+    assert checked["flags"]["api_base"]["lrc/oracle"] == "http://127.0.0.1:9/v1"  # kept as given
+    got = {(d.code, d.severity, d.line, d.column, d.pointer, d.summary.split(" has no effect")[0]) for d in diags.items}
+    assert got == {
+        ("LRC8314", "warning", None, None, None, "--api-base lrc/oracle=..."),
+        ("LRC8314", "warning", None, None, None, "--api-key-env lrc/judge=..."),
+        ("LRC8314", "warning", 5, 5, "/models/lrc~1null/api_base", "its api_base"),
+        ("LRC8314", "warning", 6, 5, "/models/lrc~1null/api_key_env", "its api_key_env"),
+    }
+    assert all("embedded reference model" in d.summary and "max_concurrency still applies" in d.hint for d in diags.items)
+    # Without the embedded set (a caller that cannot tell) nothing warns; an error still wins.
+    quiet = Diagnostics()
+    assert profile.check(path, "run.yaml", flags, [*EMBEDDED, "openai/gpt-4.1"], quiet) is not None
+    assert quiet.items == []
+    bad = Diagnostics()
+    assert profile.check(None, None, {"--api-base": ["lrc/null=ftp://x"]}, EMBEDDED, bad, embedded=EMBEDDED) is None
+    assert [d.code for d in bad.items] == ["LRC8312"]
+
+
+def test_an_api_base_for_an_embedded_model_warns_and_the_execute_runs(tmp_path):
+    out = tmp_path / "out"
+    res = run_lrc("execute", DEMO_LOCK, "--out", out, "--no-progress", "--models", "lrc/oracle", "--workloads",
+                  "triage.ap-inbox", "--limit", "1", "--api-base", "lrc/oracle=http://127.0.0.1:9/v1", cwd=tmp_path)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "warning[LRC8314]: --api-base lrc/oracle=... has no effect: lrc/oracle is an embedded reference model" in res.stderr
+    assert res.stderr.count("LRC8314") == 1
+    op = [r for r in journal_records(out) if r["type"] == "session"][0]["operation"]
+    assert op["models"]["lrc/oracle"]["api_base"] == {"value": "http://127.0.0.1:9/v1", "source": "flag"}
+    runs = [r for r in journal_records(out) if r["type"] == "run"]
+    assert runs and all(r["model"] == "lrc/oracle" for r in runs)
+
+
 # -- precedence and sources ------------------------------------------------------------------
 
 def test_precedence_flag_over_profile_over_environment_over_default():
@@ -173,6 +223,7 @@ def test_effective_settings_are_recorded_everywhere_and_no_key_ever(stub, lock, 
     res = run_lrc("execute", lock, "--out", out, "--no-progress", "--profile", profile,
                   "--api-key-env", f"{STUB_MODEL}={KEY_ENV}", "--max-concurrency", f"lrc/baseline=3", env=env)
     assert res.returncode == 0, res.stderr
+    assert "LRC8314" not in res.stderr  # a real model's endpoint, an embedded model's concurrency: no warning
     sessions = [r for r in journal_records(out) if r["type"] == "session"]
     assert len(sessions) == 1
     op = sessions[0]["operation"]
