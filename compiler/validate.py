@@ -162,6 +162,11 @@ def operating_hint(model: Any, key: str, value: Any, edition: Any = None) -> str
     shown = json.dumps(value, ensure_ascii=False)
     flag_value = value if isinstance(value, str) else shown
     bump = f"`lrc bump {edition}`" if isinstance(edition, str) and edition else "`lrc bump EDITION`"
+    from lrc.compiler.resolve import REFERENCE_MODELS
+
+    if key != "max_concurrency" and model_id in REFERENCE_MODELS:  # nowhere to reach: nothing to move (LRC8314)
+        return (f"remove it from the edition (once recorded, that is a content change: {bump}); {model_id} is an embedded "
+                f"reference model that runs in-process, so it has no endpoint or key variable to set anywhere")
     return (f"remove it from the edition (once recorded, that is a content change: {bump}) and set it per execute "
             f"in a run profile, "
             f"`models: {{{json.dumps(model_id)}: {{{key}: {shown}}}}}` (`lrc execute PLAN --profile run.yaml`), "
