@@ -113,7 +113,7 @@ def _parser() -> argparse.ArgumentParser:
     es = sub.add_parser("estimate", help="the cost range of the full edition per cell and in total, before any call")
     es.add_argument("lock", type=Path, metavar="PLAN.lock")
     es.add_argument("--seed-file", type=Path, help="the held-out seed of a held-out edition (its items are counted)")
-    es.add_argument("--profile", type=Path, metavar="RUN.yaml", help="a run profile (operating settings; they change no forecast figure)")
+    es.add_argument("--profile", type=Path, metavar="RUN.yaml", help="a run profile, checked as `lrc execute` checks it (operating settings: they change no forecast figure)")
     es.add_argument("--format", choices=["text", "json"], default="text")
 
     r = sub.add_parser("report", help="rebuild cells, traces, the rate card and report.html of a run folder from its journal")
@@ -446,14 +446,16 @@ def _cmd_execute(args) -> int:
                                          "budget": args.budget})
 
 
-def _operating_request(args) -> dict | None:
+def _operating_request(args, command: str = "execute") -> dict | None:
     """The run profile and the per-model operating flags, checked like a spec (file:line:col,
-    code, hint) against the plan's models; None (diagnostics printed) when they cannot be used."""
+    code, hint) against the plan's models; None (diagnostics printed) when they cannot be used.
+    `lrc estimate --profile` checks its profile the same way, though no forecast figure reads it."""
     from lrc.compiler import profile
     from lrc.compiler.diagnostics import Diagnostics
     from lrc.compiler.printer import emit
 
-    flags = {"--max-concurrency": args.max_concurrency, "--api-base": args.api_base, "--api-key-env": args.api_key_env}
+    flags = {flag: getattr(args, flag[2:].replace("-", "_"), None) for flag in ("--max-concurrency", "--api-base", "--api-key-env")}
+    flags = {flag: values or [] for flag, values in flags.items()}
     if args.profile is None and not any(flags.values()):
         return {"profile": None, "profile_path": None, "endpoint_flags": {}}
     diags = Diagnostics()
@@ -463,7 +465,8 @@ def _operating_request(args) -> dict | None:
                             None if models is None else sorted(models), diags, embedded=embedded)
     if checked is None:
         emit(diags.sorted(), "text", sys.stderr)
-        print(f"lrc execute: {sum(d.severity == 'error' for d in diags.items)} problem(s) in the operating settings; nothing was run.",
+        nothing = "nothing was run" if command == "execute" else "nothing was estimated"
+        print(f"lrc {command}: {sum(d.severity == 'error' for d in diags.items)} problem(s) in the operating settings; {nothing}.",
               file=sys.stderr)
         return None
     emit(diags.sorted(), "text", sys.stderr)  # warnings, if any
@@ -498,6 +501,8 @@ def _cmd_merge(args) -> int:
 def _cmd_estimate(args) -> int:
     if (refused := _not_a_lock(args.lock, "estimate")) is not None:
         return refused
+    if args.profile is not None and _operating_request(args, "estimate") is None:  # checked as execute checks it
+        return EXIT_PROBLEMS
     from lrc.runtime.execute import estimate_cli
 
     return estimate_cli(args.lock, {"seed_file": args.seed_file, "format": args.format, "profile_path": args.profile})

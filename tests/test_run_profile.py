@@ -168,6 +168,24 @@ def test_an_api_base_for_an_embedded_model_warns_and_the_execute_runs(tmp_path):
     assert runs and all(r["model"] == "lrc/oracle" for r in runs)
 
 
+def test_estimate_checks_its_profile_as_execute_does_and_a_good_one_changes_no_figure(tmp_path):
+    bad = write(tmp_path / "run.yaml", "kind: run-profile\nmax_attempt: 3\n")
+    res = run_lrc("estimate", DEMO_LOCK, "--profile", bad, cwd=tmp_path)
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "run.yaml:2:1: error[LRC2003]" in res.stderr and "did you mean 'max_attempts'?" in res.stderr
+    assert "lrc estimate: 1 problem(s) in the operating settings; nothing was estimated." in res.stderr
+    assert res.stdout == "" and "Traceback" not in res.stderr
+    missing = run_lrc("estimate", DEMO_LOCK, "--profile", tmp_path / "run.yml", cwd=tmp_path)
+    assert missing.returncode == 1 and "run.yml: error[LRC8313]: cannot read the run profile" in missing.stderr
+    good = write(tmp_path / "ok.yaml", "kind: run-profile\nmodels:\n  lrc/null:\n    max_concurrency: 2\n"
+                                       "    api_base: http://127.0.0.1:9/v1\nmax_attempts: 3\n")
+    plain = run_lrc("estimate", DEMO_LOCK, "--format", "json", cwd=tmp_path)
+    profiled = run_lrc("estimate", DEMO_LOCK, "--format", "json", "--profile", good, cwd=tmp_path)
+    assert plain.returncode == profiled.returncode == 0, profiled.stderr
+    assert profiled.stdout == plain.stdout  # operating settings change no forecast figure
+    assert "ok.yaml:5:5: warning[LRC8314]" in profiled.stderr and "LRC8314" not in plain.stderr
+
+
 # -- precedence and sources ------------------------------------------------------------------
 
 def test_precedence_flag_over_profile_over_environment_over_default():
