@@ -454,8 +454,8 @@ def _operating_request(args, command: str = "execute") -> dict | None:
     from lrc.compiler.diagnostics import Diagnostics
     from lrc.compiler.printer import emit
 
-    flags = {flag: getattr(args, flag[2:].replace("-", "_"), None) for flag in ("--max-concurrency", "--api-base", "--api-key-env")}
-    flags = {flag: values or [] for flag, values in flags.items()}
+    # The flags' argparse names are the settings they set (`lrc estimate` has none of them).
+    flags = {flag: getattr(args, setting, None) or [] for flag, setting in profile.FLAGS.items()}
     if args.profile is None and not any(flags.values()):
         return {"profile": None, "profile_path": None, "endpoint_flags": {}}
     diags = Diagnostics()

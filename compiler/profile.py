@@ -110,10 +110,9 @@ def check(profile_path: Path | None, shown: str | None, flags: dict[str, list[st
                         line, col = doc.locate_key(pointer)
                         diags.error("LRC8311", f"the run profile sets model '{model}', which the plan does not run",
                                     path=doc.path, line=line, column=col, pointer=pointer, hint=_closest(model, plan_models))
-                    elif model in embedded:
+                    elif model in embedded and isinstance(data["models"][model], dict):
                         for setting in ENDPOINT_SETTINGS:
-                            entry = data["models"][model]
-                            if isinstance(entry, dict) and setting in entry:
+                            if setting in data["models"][model]:
                                 pointer = pointer_of(["models", model, setting])
                                 line, col = doc.locate_key(pointer)
                                 diags.warning("LRC8314", _unused_endpoint(model, f"its {setting}"), path=doc.path, line=line,
