@@ -26,6 +26,15 @@ few *declared assumptions*, which are printed with every estimate:
   `max_steps`), high the locked `max_steps`. Every step re-sends the conversation so far:
   step k's input is the first request plus (k-1) x (one tool call + one tool result); a tool
   result is `TOOL_RESULT_TOKENS` (low, expected) or the locked `max_result_chars` / 4 (high).
+- **Task runs** (seed 000: a task on a direct or orchestrated system) are forecast like an
+  agentic run: the first request is the one the task runner sends (the task prompt and the
+  tools the task permits; on an orchestrated system the plan stage's prompt and tools), the
+  steps low 1 / expected `TYPICAL_STEPS` / high the task's step cap (the smaller of its
+  budget's `max_steps` and the system's), every step -- the last one too, `submit` -- a tool
+  call, a tool result `TOOL_RESULT_TOKENS` or the artifact toolbox's cut / 4 (high), and no
+  level counts a step past the one whose reply takes the run over its budget's `max_tokens`
+  (the runner stops the run there). Before this, task runs were left out of every total
+  without a word.
 - Cached input, cache writes and separately billed reasoning tokens are not forecast (all
   input is priced as uncached input; reasoning as part of the output).
 - **Judge calls** of hybrid/judged workloads are forecast apart, as grading cost (never in the
@@ -240,13 +249,18 @@ class Answer:
         return _scaled(self.key if self.oracle is None else self.oracle, ANSWER_FACTORS[level])
 
 
-def run_figures(first_input: int, answer_tokens: Answer, max_steps: int, tools: bool, max_result_chars: int,
-                cap: int | None, price: dict[str, Any]) -> dict[str, Figures]:
-    """Low/expected/high figures of one run whose first request counts `first_input` tokens."""
+def run_figures(first_input: int, answer_tokens: Answer | None, max_steps: int, tools: bool, max_result_chars: int,
+                cap: int | None, price: dict[str, Any], token_budget: int | None = None) -> dict[str, Figures]:
+    """Low/expected/high figures of one run whose first request counts `first_input` tokens.
+
+    `answer_tokens` None: the run ends with a tool call (a task's `submit`), not a text answer.
+    `token_budget`: a task budget's `max_tokens` -- the run stops after the first step whose
+    reply takes its input plus output past it (`lrc.runtime.tasks.runner.Meter`), so no level
+    counts a step beyond that one."""
     out: dict[str, Figures] = {}
     for level in LEVELS:
-        answer = answer_tokens.at(level)
         call = TOOL_CALL_TOKENS * (3 if level == "high" else 1)
+        answer = call if answer_tokens is None else answer_tokens.at(level)
         if cap is not None:
             answer, call = min(answer, cap), min(call, cap)
         if tools and max_steps > 1:
@@ -255,10 +269,34 @@ def run_figures(first_input: int, answer_tokens: Answer, max_steps: int, tools: 
         else:
             steps, result = 1, 0
         # Step k re-sends the first request and k-1 earlier (tool call + tool result) pairs.
-        tokens_in = steps * first_input + steps * (steps - 1) // 2 * (call + result)
-        tokens_out = (steps - 1) * call + answer
+        tokens_in = tokens_out = 0
+        for k in range(1, steps + 1):
+            tokens_in += first_input + (k - 1) * (call + result)
+            tokens_out += answer if k == steps else call
+            if token_budget is not None and tokens_in + tokens_out > token_budget:
+                break
         out[level] = Figures(tokens_in, tokens_out, _cost(tokens_in, tokens_out, price))
     return out
+
+
+def _task_figures(plan: dict[str, Any], spec: Any, item: Any, counter: TokenCounter, cap: int | None,
+                  price: dict[str, Any], counted: dict[tuple, Any], task_steps: dict[str, set[int]]) -> dict[str, Figures]:
+    """The figures of one task run (seed 000): its first request (the task prompt and the tools it
+    is offered, `lrc.runtime.tasks.planning.first_request`) counted like any run's, the steps of
+    an agentic run under the task's step cap, every step (the last one too: `submit`) a tool call,
+    and no level past the task budget's `max_tokens`."""
+    from lrc.runtime.tasks import planning as task_planning
+
+    first = task_planning.first_request(plan, spec.system, item)
+    task_steps.setdefault(spec.system, set()).add(first["max_steps"])
+    shared = ("task", counter.rule if counter.exact else spec.model, spec.workload, spec.system, spec.item_index)
+    if shared not in counted:
+        counted[shared] = counter.prompt(first["messages"], first["tools"])
+    try:
+        return run_figures(counted[shared], None, first["max_steps"], True, first["max_result_chars"], cap, price,
+                           token_budget=first["max_tokens"])
+    except PricingError as exc:
+        raise EstimateError(f"{spec.model}: {exc}") from None
 
 
 def _key_text(item: Any) -> str:
@@ -292,11 +330,11 @@ def _oracle_text(plan: dict[str, Any], policies: dict[str, Any], workload_ref: s
 
 
 def forecast(plan: dict[str, Any], root_digest: str, items: dict[str, list], runs: list | None = None) -> Forecast:
-    """The forecast of `runs` (default: every run of the plan), per cell and in total."""
+    """The forecast of `runs` (default: every run of the plan, the tasks' too), per cell and in total."""
     from lrc.runtime.execute import attaches_files, import_modules, plan_runs, render_messages
 
     runs = plan_runs(plan, items) if runs is None else runs
-    runs = [r for r in runs if r.workload in plan["workloads"]]  # task runs (seed 000) are not forecast yet
+    task_refs = {r.workload for r in runs if r.workload not in plan["workloads"]}  # seed-000 tasks: `_task_figures`
     prices = {m: e.get("price") for m, e in plan["models"].items() if e.get("price") is not None}
     counters: dict[str, TokenCounter] = {}
     caps: dict[str, tuple[int | None, str]] = {}
@@ -307,8 +345,8 @@ def forecast(plan: dict[str, Any], root_digest: str, items: dict[str, list], run
     oracle_texts: dict[tuple[str, int, bool], str | None] = {}  # (workload, item index, files) -> its text
     policies = import_modules(plan) if runs else {}
     reasoning_priced = []
+    task_steps: dict[str, set[int]] = {}  # task system -> the step caps of its runs (for the assumptions)
     for spec in runs:
-        workload = plan["workloads"][spec.workload]
         model = plan["models"][spec.model]
         try:
             price = dict(price_for(prices, spec.model))
@@ -320,7 +358,11 @@ def forecast(plan: dict[str, Any], root_digest: str, items: dict[str, list], run
             if "reasoning" in price:
                 reasoning_priced.append(spec.model)
         key = (spec.workload, spec.model, spec.system, spec.item_id)
-        if key not in per_run:
+        if key not in per_run and spec.workload in task_refs:
+            per_run[key] = _task_figures(plan, spec, items[spec.workload][spec.item_index], counters[spec.model],
+                                         caps[spec.model][0], price, counted, task_steps)
+        elif key not in per_run:
+            workload = plan["workloads"][spec.workload]
             item = items[spec.workload][spec.item_index]
             counter = counters[spec.model]
             use = workload["spec"]["systems"][spec.system]
@@ -354,7 +396,7 @@ def forecast(plan: dict[str, Any], root_digest: str, items: dict[str, list], run
     grading, judge_notes = _grading(plan, items, runs, counters, oracle_texts)
     keyed = sorted({(w, i) for (w, i, _), text in oracle_texts.items() if text is None})
     return Forecast(plan["edition"]["ref"], root_digest, cells, per_run,
-                    _assumptions(plan, runs, caps, files_seen, reasoning_priced, keyed) + judge_notes,
+                    _assumptions(plan, runs, caps, files_seen, reasoning_priced, keyed, task_steps) + judge_notes,
                     {m: c.rule for m, c in counters.items()}, total, grading)
 
 
@@ -435,9 +477,10 @@ def _grading(plan: dict[str, Any], items: dict[str, list], runs: list, counters:
 
 
 def _assumptions(plan: dict[str, Any], runs: list, caps: dict[str, tuple[int | None, str]], files: bool,
-                 reasoning: list[str], keyed: list[tuple[str, int]]) -> list[str]:
+                 reasoning: list[str], keyed: list[tuple[str, int]], task_steps: dict[str, set[int]] | None = None) -> list[str]:
+    workload_systems = {r.system for r in runs if r.workload in plan["workloads"]}
     steps = sorted({(plan["systems"][wl["spec"]["systems"][s]["system"]]["spec"].get("max_steps", 1), s)
-                    for wl in plan["workloads"].values() for s in wl["spec"]["systems"] if s in {r.system for r in runs}})
+                    for wl in plan["workloads"].values() for s in wl["spec"]["systems"] if s in workload_systems})
     lines = [
         "input tokens: each run's first request (locked prompts rendered for its item, tool definitions, attached files) "
         "counted offline; see token counting",
@@ -462,6 +505,16 @@ def _assumptions(plan: dict[str, Any], runs: list, caps: dict[str, tuple[int | N
                          f"step of {TOOL_RESULT_TOKENS} tokens (low, expected) or the locked max_result_chars / 4 (high)")
         else:
             lines.append(f"steps of {system}: 1 (the locked max_steps)")
+    for system, caps_seen in sorted((task_steps or {}).items()):
+        n = len({r.workload for r in runs if r.system == system and r.workload not in plan["workloads"]})
+        cap_text = "/".join(str(c) for c in sorted(caps_seen))
+        lines.append(f"task runs (seed 000) on {system} ({n} task{'s' if n != 1 else ''}): the first request is the task prompt "
+                     f"and the tools it is offered{' (with the plan stage prompt)' if _mode(plan, system) == 'orchestrated' else ''}; "
+                     f"steps low 1 / expected {'/'.join(str(v) for v in sorted({min(TYPICAL_STEPS, c) for c in caps_seen}))} (documented default) / "
+                     f"high {cap_text} (the task's step cap: the smaller of its budget's max_steps and the system's); every step, "
+                     f"the last one too (submit), writes a tool call; a tool result is {TOOL_RESULT_TOKENS} tokens (low, expected) "
+                     f"or the artifact toolbox's cut / 4 (high); no level counts a step past the one whose reply takes the run "
+                     f"over its budget's max_tokens (where the runner stops it)")
     for model, (cap, source) in sorted(caps.items()):
         lines.append(f"max output of {model_label(model)}: {cap} tokens ({source})" if cap is not None
                      else f"max output of {model_label(model)}: unbounded ({source}); the answer factors alone bound the forecast")
@@ -474,6 +527,12 @@ def _assumptions(plan: dict[str, Any], runs: list, caps: dict[str, tuple[int | N
         lines.append(f"reasoning tokens billed apart ({', '.join(sorted(reasoning))}) are not forecast")
     lines.append("prices: the frozen pricing table of the lock (USD, Decimal)")
     return lines
+
+
+def _mode(plan: dict[str, Any], system_id: str) -> str | None:
+    from lrc.runtime.tasks import planning as task_planning
+
+    return task_planning.system_spec(plan, system_id).get("mode")
 
 
 # -- printing ----------------------------------------------------------------------------------

@@ -785,9 +785,8 @@ def _write_outputs(lock, plan, runs, items, modules, journal, out: Path, seed: s
 
     # The forecast of `lrc estimate`, recomputed from the lock by the same code (or remembered from
     # this user's last computation of exactly it), beside the actual cost.
-    planned = [r for r in runs if r.workload in plan["workloads"]]
     forecast = ForecastMemo(enabled=memo).for_report(
-        lock, plan, seed, planned, lambda: estimate.for_report(estimate.forecast(plan, lock["root_digest"], items, planned)))
+        lock, plan, seed, runs, lambda: estimate.for_report(estimate.forecast(plan, lock["root_digest"], items, runs)))
     try:
         return outputs.write_all(lock, plan, runs, items, modules, journal, out, forecast, seed=seed, memo=memo)
     except OSError as exc:

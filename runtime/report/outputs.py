@@ -46,7 +46,7 @@ from lrc.runtime.tasks import report as task_report
 from lrc.runtime.tasks.grade_memo import GradeMemo
 
 COMPONENT_ID = "lrc.analysis"
-COMPONENT_VERSION = 35
+COMPONENT_VERSION = 36
 
 TRACE_FORMAT = 1
 
@@ -616,7 +616,7 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
                                                          edition, "tasks")])
         card = head + section + rule + footer if rule else card + section
     _write_text(out / "rate-card.md", card)
-    compared = forecast_vs_actual(records, forecast) if forecast is not None else None
+    compared = forecast_vs_actual(records + task_records, forecast) if forecast is not None else None
     if compared is not None:
         _write_text(out / "forecast-vs-actual.md", forecast_markdown(compared))
     _dump(out / "summary.json", {

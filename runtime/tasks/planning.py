@@ -90,3 +90,30 @@ def system_spec(plan: dict[str, Any], system_id: str) -> dict[str, Any]:
 
 def system_ref(plan: dict[str, Any], system_id: str) -> str:
     return task_systems(plan)[system_id]
+
+
+def first_request(plan: dict[str, Any], system_id: str, item: Any) -> dict[str, Any]:
+    """What a task run on system `system_id` sends first and what bounds it, for `lrc estimate`:
+    `messages` and `tools` of its first request (as `lrc.runtime.tasks.runner.run` and the
+    system's loop build them: the task prompt, plus the plan stage's prompt and tools on an
+    orchestrated system), `max_steps` (the smaller of the task budget's and the system's),
+    `max_tokens` (the task budget: the run stops after the first reply that takes its input plus
+    output past it) and `max_result_chars` (the artifact toolbox's cut of any tool result).
+    `tests/test_estimate_tasks.py` holds the first request equal to the one a run sends."""
+    from lrc.runtime.artifacts.toolargs import Limits
+    from lrc.runtime.tasks import runner
+
+    system = system_spec(plan, system_id)
+    budget = item.context["budget"]
+    messages = [dict(m) for m in runner._prompt(item)]
+    tools = runner.tool_schemas(item.context["permitted_tools"])
+    if system.get("mode") == "orchestrated":
+        from lrc.runtime.systems import orchestrated
+
+        workflow = runner.Workflow(item, system, None, None)  # prompts and tools only: no toolbox is needed
+        view = orchestrated._view(orchestrated._State(int(system["retries"]["max"])))
+        messages.append({"role": "user", "content": workflow.prompt("plan", view)})
+        tools = workflow.tools("plan")
+    return {"messages": messages, "tools": tools,
+            "max_steps": min(int(budget["max_steps"]), int(system.get("max_steps", budget["max_steps"]))),
+            "max_tokens": int(budget["max_tokens"]), "max_result_chars": Limits().max_result_chars}
