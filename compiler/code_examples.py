@@ -543,6 +543,15 @@ lrc reports:
   specs/editions/demo.yaml:16:5: error[LRC6010]: direct.v2 runs reliability tasks only, and this edition lists none
     at /systems/1
     hint: its workloads run on single-shot and agentic; add tasks (tasks.dev / tasks.test) or remove it""",
+    "LRC6012": """\
+# specs/systems/capped.yaml (mode: agentic), listed by an edition that has no tasks
+budget:
+  max_tool_calls: 10
+
+lrc reports:
+  specs/editions/budgeted.yaml:21:5: warning[LRC6012]: capped.v1's budget is never applied in this edition: a system's budget bounds the task runs it makes, and here it makes none
+    at /systems/2
+    hint: workload runs are bounded by the system's max_steps alone; remove the system's `budget`, or run the edition's tasks on it""",
     "LRC6011": """\
 # specs/editions/demo.yaml
 models:

@@ -558,6 +558,18 @@ class Resolver:
                 self.diags.error("LRC6010", f"{system.ref} runs reliability tasks only, and this edition lists none",
                                  **spec.at("systems", i),
                                  hint="its workloads run on single-shot and agentic; add tasks (tasks.dev / tasks.test) or remove it")
+        # A system's budget bounds the task runs it makes (lrc.runtime.tasks.runner.effective_budget);
+        # tasks run on the task-mode systems, or on agentic ones when the edition lists none.
+        task_systems_listed = any(s is not None and s.data.get("mode") in TASK_SYSTEM_MODES for s in systems)
+        for i, system in enumerate(systems):
+            if system is None or not system.data.get("budget"):
+                continue
+            mode = system.data.get("mode")
+            if not (has_tasks and (mode in TASK_SYSTEM_MODES or (mode == "agentic" and not task_systems_listed))):
+                self.diags.warning("LRC6012", f"{system.ref}'s budget is never applied in this edition: a system's budget bounds "
+                                              f"the task runs it makes, and here it makes none", **spec.at("systems", i),
+                                   hint="workload runs are bounded by the system's max_steps alone; remove the system's `budget`, "
+                                        "or run the edition's tasks on it")
         for role in ("model", "second_model"):
             judge = data.get("judge", {}).get(role)
             if judge is not None and judge.startswith("lrc/") and judge != REFERENCE_JUDGE:

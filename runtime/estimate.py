@@ -29,11 +29,11 @@ few *declared assumptions*, which are printed with every estimate:
 - **Task runs** (seed 000: a task on a direct or orchestrated system) are forecast like an
   agentic run: the first request is the one the task runner sends (the task prompt and the
   tools the task permits; on an orchestrated system the plan stage's prompt and tools), the
-  steps low 1 / expected `TYPICAL_STEPS` / high the task's step cap (the smaller of its
-  budget's `max_steps` and the system's), every step -- the last one too, `submit` -- a tool
-  call, a tool result `TOOL_RESULT_TOKENS` or the artifact toolbox's cut / 4 (high), and no
-  level counts a step past the one whose reply takes the run over its budget's `max_tokens`
-  (the runner stops the run there). Before this, task runs were left out of every total
+  steps low 1 / expected `TYPICAL_STEPS` / high the run's step cap, every step -- the last one
+  too, `submit` -- a tool call, a tool result `TOOL_RESULT_TOKENS` or the artifact toolbox's
+  cut / 4 (high), and no level counts a step past the one whose reply takes the run over its
+  budget's `max_tokens` or `max_cost_usd` (the runner stops the run there; the run's budget is
+  the task's and the system's, the smaller of each: `lrc.runtime.tasks.runner.effective_budget`). Before this, task runs were left out of every total
   without a word.
 - Cached input, cache writes and separately billed reasoning tokens are not forecast (all
   input is priced as uncached input; reasoning as part of the output).
@@ -250,13 +250,14 @@ class Answer:
 
 
 def run_figures(first_input: int, answer_tokens: Answer | None, max_steps: int, tools: bool, max_result_chars: int,
-                cap: int | None, price: dict[str, Any], token_budget: int | None = None) -> dict[str, Figures]:
+                cap: int | None, price: dict[str, Any], token_budget: int | None = None,
+                cost_budget: Decimal | None = None) -> dict[str, Figures]:
     """Low/expected/high figures of one run whose first request counts `first_input` tokens.
 
     `answer_tokens` None: the run ends with a tool call (a task's `submit`), not a text answer.
-    `token_budget`: a task budget's `max_tokens` -- the run stops after the first step whose
-    reply takes its input plus output past it (`lrc.runtime.tasks.runner.Meter`), so no level
-    counts a step beyond that one."""
+    `token_budget`, `cost_budget`: a task run's `max_tokens` and `max_cost_usd` -- the run stops
+    after the first step whose reply takes its input plus output (its cost) past one of them
+    (`lrc.runtime.tasks.runner.Meter`), so no level counts a step beyond that one."""
     out: dict[str, Figures] = {}
     for level in LEVELS:
         call = TOOL_CALL_TOKENS * (3 if level == "high" else 1)
@@ -274,6 +275,8 @@ def run_figures(first_input: int, answer_tokens: Answer | None, max_steps: int, 
             tokens_in += first_input + (k - 1) * (call + result)
             tokens_out += answer if k == steps else call
             if token_budget is not None and tokens_in + tokens_out > token_budget:
+                break
+            if cost_budget is not None and _cost(tokens_in, tokens_out, price) > cost_budget:
                 break
         out[level] = Figures(tokens_in, tokens_out, _cost(tokens_in, tokens_out, price))
     return out
@@ -293,8 +296,9 @@ def _task_figures(plan: dict[str, Any], spec: Any, item: Any, counter: TokenCoun
     if shared not in counted:
         counted[shared] = counter.prompt(first["messages"], first["tools"])
     try:
+        spend = first["max_cost_usd"]
         return run_figures(counted[shared], None, first["max_steps"], True, first["max_result_chars"], cap, price,
-                           token_budget=first["max_tokens"])
+                           token_budget=first["max_tokens"], cost_budget=None if spend is None else Decimal(spend))
     except PricingError as exc:
         raise EstimateError(f"{spec.model}: {exc}") from None
 
@@ -511,10 +515,11 @@ def _assumptions(plan: dict[str, Any], runs: list, caps: dict[str, tuple[int | N
         lines.append(f"task runs (seed 000) on {system} ({n} task{'s' if n != 1 else ''}): the first request is the task prompt "
                      f"and the tools it is offered{' (with the plan stage prompt)' if _mode(plan, system) == 'orchestrated' else ''}; "
                      f"steps low 1 / expected {'/'.join(str(v) for v in sorted({min(TYPICAL_STEPS, c) for c in caps_seen}))} (documented default) / "
-                     f"high {cap_text} (the task's step cap: the smaller of its budget's max_steps and the system's); every step, "
+                     f"high {cap_text} (the run's step cap); every step, "
                      f"the last one too (submit), writes a tool call; a tool result is {TOOL_RESULT_TOKENS} tokens (low, expected) "
                      f"or the artifact toolbox's cut / 4 (high); no level counts a step past the one whose reply takes the run "
-                     f"over its budget's max_tokens (where the runner stops it)")
+                     f"over its budget's max_tokens or max_cost_usd (where the runner stops it; the budget is the task's and "
+                     f"the system's, the smaller of each)")
     for model, (cap, source) in sorted(caps.items()):
         lines.append(f"max output of {model_label(model)}: {cap} tokens ({source})" if cap is not None
                      else f"max output of {model_label(model)}: unbounded ({source}); the answer factors alone bound the forecast")

@@ -345,7 +345,7 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
                     item=item, system=system, loop=runner, call=call,
                     usage_of=lambda step: journal.calls[(spec.key, step)]["usage"],
                     earlier_latency=lambda step: task_runner.earlier_latency(journal, spec.key, step, started_here),
-                    work=task_runner.work_folder(out, spec)))
+                    work=task_runner.work_folder(out, spec), price=model.get("price")))
                 outcome = None
             else:
                 ctx = RunContext(messages=render_messages(workload, spec.system, item, model), tools=workload["tools"].get(spec.system, []),

@@ -43,19 +43,26 @@ def _turn(*calls: tuple[str, Any]) -> Turn:
     return Turn({"role": "assistant", "content": None, "tool_calls": tool_calls}, "tool_calls")
 
 
-def _run(plan, item, work: Path, turns: list[Turn], budget: dict[str, Any] | None = None, usage: int = 10) -> dict[str, Any]:
+def _run(plan, item, work: Path, turns: list[Turn], budget: dict[str, Any] | None = None, usage: int = 10,
+         system_budget: dict[str, Any] | None = None, price: dict[str, Any] | None = None) -> dict[str, Any]:
+    system = planning.system_spec(plan, "direct")
+    if system_budget is not None:
+        system = {**system, "budget": {**system.get("budget", {}), **system_budget}}
     if budget is not None:
         item = items.TaskItem(item.ref, item.index, item.item_id, {**item.context, "budget": {**item.context["budget"], **budget}},
                               item.answer_key, item.files, item.oracle, item.checks)
     sent: list[list[dict[str, Any]]] = []
+    sent_messages: list[list[dict[str, Any]]] = []
 
     async def call(step, messages, tools):
         sent.append(tools)
+        sent_messages.append(json.loads(json.dumps(messages)))
         return turns[step - 1] if step <= len(turns) else Turn({"role": "assistant", "content": "done"}, "stop")
 
     record = asyncio.run(runner.run(runner.TaskRun(
-        item=item, system=planning.system_spec(plan, "direct"), loop=direct, call=call,
+        item=item, system=system, loop=direct, call=call, price=price,
         usage_of=lambda step: {"input": usage, "output": 0}, earlier_latency=lambda step: None, work=work)))
+    record["_first_request"] = sent_messages[0] if sent_messages else None
     record["_tools_sent"] = sent
     return record
 
@@ -140,6 +147,59 @@ def test_the_step_cap_is_the_smaller_of_the_task_and_the_system(plan, item, tmp_
     assert record["outcome"] == "step_cap" and record["steps"] == 3
     assert record["task"]["exceeded"]["limit"] == "max_steps"
     assert categorize(grade.grade(item, record), record, plan)["failure"]["primary"] == "budget-exceeded"
+
+
+def test_a_systems_budget_binds_too_the_smaller_limit_of_the_two(plan, item, tmp_path):
+    """The direct system's `budget` is part of the run's budget (each limit the smaller of the
+    task's and the system's), and the prompt tells the model that budget. Before, a system's
+    budget was locked and never applied: the run below went on to the step cap."""
+    turns = [_turn(("list_sheets", {"file": "model.xlsx"}))] * 10
+    record = _run(plan, item, tmp_path / "work", turns, budget={"max_tool_calls": 60}, system_budget={"max_tool_calls": 3})
+    assert record["outcome"] == "budget_exceeded"
+    assert record["task"]["exceeded"] == {"limit": "max_tool_calls", "observed": 4, "allowed": 3}
+    user = record["_first_request"][1]["content"]
+    assert "3 tool calls" in user and "60 tool calls" not in user
+    # the task's limit binds where it is the smaller one
+    record = _run(plan, item, tmp_path / "work2", turns, budget={"max_tool_calls": 2}, system_budget={"max_tool_calls": 30})
+    assert record["task"]["exceeded"] == {"limit": "max_tool_calls", "observed": 3, "allowed": 2}
+
+
+def test_max_cost_usd_stops_the_run_at_the_models_locked_price(plan, item, tmp_path):
+    """`max_cost_usd` (task or system budget) is the replies' usage at the model's frozen price,
+    exact Decimal, counted as each reply arrives; before, it was locked and never applied."""
+    price = {"currency": "USD", "per_tokens": 1_000_000, "input": "3", "output": "15"}
+    turns = [_turn(("list_sheets", {"file": "model.xlsx"}))] * 10
+    # 1,000 input tokens a step at $3 / 1M = $0.003 a step: the 4th reply takes it to $0.012 > $0.01
+    record = _run(plan, item, tmp_path / "work", turns, usage=1000, price=price, system_budget={"max_cost_usd": "0.01"})
+    assert record["outcome"] == "budget_exceeded" and record["steps"] == 4
+    assert record["task"]["exceeded"] == {"limit": "max_cost_usd", "observed": "$0.012", "allowed": "$0.01"}
+    assert record["task"]["used"]["cost_usd"] == "0.012"
+    assert "$0.01 of model spend" in record["_first_request"][1]["content"]
+    evaluation = categorize(grade.grade(item, record), record, plan)
+    assert evaluation["failure"]["primary"] == "budget-exceeded"
+    # Without a spending cap the record is as before: no cost in `used`.
+    free = _run(plan, item, tmp_path / "work2", turns[:2], usage=1000, price=price)
+    assert "cost_usd" not in free["task"]["used"]
+
+
+def test_the_effective_budget_takes_the_smaller_of_each_limit():
+    eff = runner.effective_budget
+    task = {"max_steps": 25, "max_tokens": 400000, "max_tool_calls": 60, "max_wall_seconds": 900, "max_cost_usd": "10"}
+    system = {"max_steps": 20, "budget": {"max_tool_calls": 80, "max_wall_seconds": 600, "max_cost_usd": "9.5"}}
+    assert eff(task, system) == {"max_steps": 20, "max_tool_calls": 60, "max_tokens": 400000, "max_wall_seconds": 600,
+                                 "max_cost_usd": "9.5"}  # as numbers: "9.5" < "10", though not as text
+    assert eff({"max_steps": 5, "max_tokens": 10, "max_wall_seconds": 1}, {"max_steps": 25}) == \
+        {"max_steps": 5, "max_tokens": 10, "max_wall_seconds": 1}
+    assert eff({"max_steps": 5, "max_tokens": 10, "max_wall_seconds": 1}, {"budget": {"max_cost_usd": "0.50"}})["max_cost_usd"] == "0.50"
+
+
+def test_the_demo_tasks_are_told_the_budget_of_the_system_they_run_on(plan, item):
+    """direct.v2 allows 50 tool calls and the task 60: a direct run is told (and held to) 50; an
+    orchestrated run (80 allowed) the task's 60."""
+    direct_user = planning.first_request(plan, "direct", item)["messages"][1]["content"]
+    staged_user = planning.first_request(plan, "orchestrated", item)["messages"][1]["content"]
+    assert item.context["budget"]["max_tool_calls"] == 60
+    assert "50 tool calls" in direct_user and "60 tool calls" in staged_user
 
 
 def test_a_task_without_a_tool_using_system_or_with_an_unknown_tool_is_refused(plan):

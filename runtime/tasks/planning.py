@@ -96,16 +96,17 @@ def first_request(plan: dict[str, Any], system_id: str, item: Any) -> dict[str, 
     """What a task run on system `system_id` sends first and what bounds it, for `lrc estimate`:
     `messages` and `tools` of its first request (as `lrc.runtime.tasks.runner.run` and the
     system's loop build them: the task prompt, plus the plan stage's prompt and tools on an
-    orchestrated system), `max_steps` (the smaller of the task budget's and the system's),
-    `max_tokens` (the task budget: the run stops after the first reply that takes its input plus
-    output past it) and `max_result_chars` (the artifact toolbox's cut of any tool result).
+    orchestrated system), the run's budget (`runner.effective_budget`: the task's and the
+    system's, the smaller of each): `max_steps`, `max_tokens` and `max_cost_usd` (None when
+    unset; the run stops after the first reply that takes it past either), and
+    `max_result_chars` (the artifact toolbox's cut of any tool result).
     `tests/test_estimate_tasks.py` holds the first request equal to the one a run sends."""
     from lrc.runtime.artifacts.toolargs import Limits
     from lrc.runtime.tasks import runner
 
     system = system_spec(plan, system_id)
-    budget = item.context["budget"]
-    messages = [dict(m) for m in runner._prompt(item)]
+    budget = runner.effective_budget(item.context["budget"], system)
+    messages = [dict(m) for m in runner._prompt(item, budget)]
     tools = runner.tool_schemas(item.context["permitted_tools"])
     if system.get("mode") == "orchestrated":
         from lrc.runtime.systems import orchestrated
@@ -114,6 +115,5 @@ def first_request(plan: dict[str, Any], system_id: str, item: Any) -> dict[str, 
         view = orchestrated._view(orchestrated._State(int(system["retries"]["max"])))
         messages.append({"role": "user", "content": workflow.prompt("plan", view)})
         tools = workflow.tools("plan")
-    return {"messages": messages, "tools": tools,
-            "max_steps": min(int(budget["max_steps"]), int(system.get("max_steps", budget["max_steps"]))),
-            "max_tokens": int(budget["max_tokens"]), "max_result_chars": Limits().max_result_chars}
+    return {"messages": messages, "tools": tools, "max_steps": int(budget["max_steps"]), "max_tokens": int(budget["max_tokens"]),
+            "max_cost_usd": budget.get("max_cost_usd"), "max_result_chars": Limits().max_result_chars}

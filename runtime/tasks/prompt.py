@@ -31,6 +31,8 @@ def user_text(context: dict[str, Any]) -> str:
     if "max_tool_calls" in budget:
         limits.append(f"{budget['max_tool_calls']} tool calls")
     limits += [f"{budget['max_tokens']:,} tokens", f"{budget['max_wall_seconds']} seconds"]
+    if "max_cost_usd" in budget:
+        limits.append(f"${budget['max_cost_usd']} of model spend at the edition's frozen prices")
     lines += ["", "Budget: at most " + ", ".join(limits) + "."]
     return "\n".join(lines)
 

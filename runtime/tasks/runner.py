@@ -13,11 +13,15 @@ orchestrated differs only in the harness:
   journaled), **restricted** to the spec's
   `permitted_tools` plus `submit`: only those schemas are sent, and a call of any other tool is
   an error result the model sees, never run;
-- the **budget** (seed 000: a maximum execution budget per task): `max_steps` is the loop's step
-  cap (the smaller of the task's and the system's); `max_tool_calls` and `max_tokens` (input +
-  output, every request of the run) are counted as each reply arrives, before any of its tool
-  calls runs; `max_wall_seconds` is checked before every request and tool call and enforced by a
-  hard timeout around the loop. Exceeding one ends the run as a fail with its reason
+- the **budget** (seed 000: a maximum execution budget per task): the run's budget is the task's
+  and the system's together, each limit the smaller of the two where both set it
+  (`effective_budget`; the prompt shows the model that budget). `max_steps` is the loop's step
+  cap; `max_tool_calls`, `max_tokens` (input + output, every request of the run) and
+  `max_cost_usd` (the replies' usage at the model's locked price, exact Decimal) are counted as
+  each reply arrives, before any of its tool calls runs; `max_wall_seconds` is checked before
+  every request and tool call and enforced by a hard timeout around the loop. Before
+  2026-12-06 a system's `budget` and a `max_cost_usd` anywhere were locked but never applied.
+  Exceeding one ends the run as a fail with its reason
   (`budget_exceeded`, or `step_cap` for steps); a model failure is never retried. Wall time is
   this execute's plus the journaled latency of calls an earlier execute made, and it is never
   written to a trace (it would make outputs differ between two executes);
@@ -41,6 +45,7 @@ import shutil
 import threading
 import time
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
@@ -79,15 +84,34 @@ def tool_schemas(permitted: list[str]) -> list[dict[str, Any]]:
     return [s for s in ArtifactToolbox.tools() if s["function"]["name"] in allowed]
 
 
-class Meter:
-    """What the run has used of its budget."""
+#: The limits a task budget or a system budget may set; the smaller one binds.
+BUDGET_LIMITS = ("max_steps", "max_tool_calls", "max_tokens", "max_wall_seconds", "max_cost_usd")
 
-    def __init__(self, budget: dict[str, Any], clock: Callable[[], float] = time.monotonic):
+
+def effective_budget(task_budget: dict[str, Any], system: dict[str, Any]) -> dict[str, Any]:
+    """The budget a task run has on `system`: each limit the smaller of the task's and the
+    system's where both set it (the system's `max_steps` is its step cap; a system's `budget`
+    holds the others), else the one that is set. `max_cost_usd` stays a decimal string."""
+    theirs = {**(system.get("budget") or {}), **({"max_steps": system["max_steps"]} if "max_steps" in system else {})}
+    out: dict[str, Any] = {}
+    for key in BUDGET_LIMITS:
+        values = [v for v in (task_budget.get(key), theirs.get(key)) if v is not None]
+        if values:
+            out[key] = min(values, key=Decimal) if key == "max_cost_usd" else min(int(v) for v in values)
+    return out
+
+
+class Meter:
+    """What the run has used of its budget. `price`: the model's locked price, for `max_cost_usd`."""
+
+    def __init__(self, budget: dict[str, Any], clock: Callable[[], float] = time.monotonic, price: dict[str, Any] | None = None):
         self.budget = budget
         self.clock = clock
+        self.price = price
         self.started = clock()
         self.earlier_seconds = 0.0  # journaled latency of calls an earlier execute made
         self.steps = self.tool_calls = self.tokens = 0
+        self.cost = Decimal(0)
 
     def wall(self) -> float:
         return self.clock() - self.started + self.earlier_seconds
@@ -105,9 +129,23 @@ class Meter:
         cap = self.budget.get("max_tool_calls")
         if cap is not None and self.tool_calls > cap:
             raise Exceeded("max_tool_calls", self.tool_calls, cap)
+        spend = self.budget.get("max_cost_usd")
+        if spend is not None:
+            from lrc.runtime.pricing import call_cost, decimal_str
 
-    def used(self) -> dict[str, int]:
-        return {"steps": self.steps, "tool_calls": self.tool_calls, "tokens": self.tokens}
+            if self.price is None:  # never reached through lrc execute: every planned model has a price
+                raise ValueError("a task budget with max_cost_usd needs the model's price")
+            self.cost += call_cost(dict(usage), self.price)  # as the report prices the run's calls
+            if self.cost > Decimal(spend):
+                raise Exceeded("max_cost_usd", f"${decimal_str(self.cost)}", f"${spend}")
+
+    def used(self) -> dict[str, Any]:
+        used: dict[str, Any] = {"steps": self.steps, "tool_calls": self.tool_calls, "tokens": self.tokens}
+        if "max_cost_usd" in self.budget:
+            from lrc.runtime.pricing import decimal_str
+
+            used["cost_usd"] = decimal_str(self.cost)
+        return used
 
 
 class PermittedToolbox:
@@ -138,6 +176,7 @@ class TaskRun:
     usage_of: Callable[[int], dict[str, Any]]  # the journaled usage of step N (after the call returned)
     earlier_latency: Callable[[int], float | None]  # seconds, when step N was journaled by an earlier execute
     work: Path  # the run's private folder
+    price: dict[str, Any] | None = None  # the model's locked price (for a budget's max_cost_usd)
 
 
 READ_ONLY = ("list_files", "list_sheets", "read_range", "list_slides", "read_slide")
@@ -206,8 +245,8 @@ def _encoded(files: dict[str, bytes]) -> dict[str, str]:
 async def run(task: TaskRun) -> dict[str, Any]:
     """The run's journal fields (outcome, steps, transcript, events, answer, and `task`)."""
     item = task.item
-    budget = item.context["budget"]
-    meter = Meter(budget)
+    budget = effective_budget(item.context["budget"], task.system)
+    meter = Meter(budget, price=task.price)
     inner = await asyncio.to_thread(_locked, ArtifactToolbox, task.work, item.files)
     toolbox = PermittedToolbox(inner, item.context["permitted_tools"], meter)
     seen: dict[str, Any] = {"messages": None, "turn": None}
@@ -224,8 +263,8 @@ async def run(task: TaskRun) -> dict[str, Any]:
         meter.after_turn(turn, task.usage_of(step))
         return turn
 
-    max_steps = min(int(budget["max_steps"]), int(task.system.get("max_steps", budget["max_steps"])))
-    common = dict(messages=[dict(m) for m in _prompt(item)], tools=tool_schemas(item.context["permitted_tools"]),
+    max_steps = int(budget["max_steps"])
+    common = dict(messages=[dict(m) for m in _prompt(item, budget)], tools=tool_schemas(item.context["permitted_tools"]),
                   terminal_tools=[TERMINAL], max_steps=max_steps, call=metered, toolbox=toolbox)
     if task.system.get("mode") == "orchestrated":
         from lrc.runtime.systems.orchestrated import StagedContext
@@ -297,7 +336,8 @@ def remove_work_folder(out: Path, spec: Any) -> None:
             break
 
 
-def _prompt(item: Any) -> list[dict[str, Any]]:
+def _prompt(item: Any, budget: dict[str, Any]) -> list[dict[str, Any]]:
+    """The task's messages, showing the budget the run really has (`effective_budget`)."""
     from lrc.runtime.tasks import prompt
 
-    return prompt.messages(item.context)
+    return prompt.messages({**item.context, "budget": budget})
