@@ -250,7 +250,8 @@ def _report(error: ValidationError, doc: SourceDoc, diags: Diagnostics) -> None:
         guess = _suggest(str(error.instance), [str(a) for a in allowed]) if isinstance(error.instance, str) else None
         diags.error("LRC2004", f"{json.dumps(error.instance)} is not allowed here (allowed: {shown})",
                     path=doc.path, line=line, column=col, pointer=pointer,
-                    hint=f"did you mean {json.dumps(guess)}?" if guess else None)
+                    hint=f"did you mean {json.dumps(guess)}?" if guess else
+                    (error.schema.get("description") if isinstance(error.schema, dict) else None))
         return
     if kw in ("pattern", "format"):
         what = f"pattern {error.validator_value}" if kw == "pattern" else f"format '{error.validator_value}'"
