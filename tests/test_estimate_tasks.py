@@ -137,6 +137,11 @@ def test_no_level_counts_a_step_past_the_token_budget():
         if ins + outs > 5000:
             break
     assert (expected.input_tokens, expected.output_tokens) == (ins, outs) and k < estimate.TYPICAL_STEPS
+    # max_cost_usd stops it the same way: at $1 / 1M input and $4 / 1M output step 1 costs $0.00172
+    # (within $0.002) and step 2 takes the run to $0.00862 (7,180 in, 360 out): high counts 2 steps
+    spent = estimate.run_figures(first, None, steps, True, chars, None, price, cost_budget=Decimal("0.002"))["high"]
+    assert (spent.input_tokens, spent.output_tokens) == (1000 + 6180, 2 * call)
+    assert estimate.run_figures(first, None, steps, True, chars, None, price, cost_budget=Decimal("1000"))["high"] == free
     # A run with a text answer keeps its answer on the last step (the workloads' agentic runs).
     answer = estimate.Answer(key=100, oracle=80)
     text_run = estimate.run_figures(first, answer, steps, True, chars, None, price)["expected"]

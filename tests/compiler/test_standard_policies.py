@@ -222,3 +222,35 @@ def test_changing_the_analysis_code_without_a_bump_is_refused(fresh_project: Pat
     flagged = {d.summary.split()[2] for d in result.diagnostics.items if d.code == "LRC5101"}
     assert "lrc.analysis" in flagged
     assert all(d.notes == (f"changed: runtime/{module}",) for d in result.diagnostics.items if d.code == "LRC5101")
+
+
+# -- a system's budget binds only the task runs it makes (LRC6012) -------------------------
+
+def _budget_on_agentic(root: Path) -> None:
+    path = root / "specs/systems/agentic.yaml"
+    path.write_text(path.read_text(encoding="utf-8") + "budget:\n  max_tool_calls: 10\n", encoding="utf-8")
+
+
+def test_a_system_budget_that_binds_no_run_is_a_warning_at_the_editions_entry(root: Path):
+    """agentic.v2 runs the workloads only wherever the edition lists a task system (direct,
+    orchestrated): a budget on it would be locked and bind nothing, so each edition that lists it
+    gets LRC6012 at its `systems` entry. The systems that do run tasks keep theirs silently."""
+    assert not _diags(compile_project(root), "LRC6012", "warning")  # direct.v2 and orchestrated.v4 have budgets
+    _budget_on_agentic(root)
+    found = _diags(compile_project(root), "LRC6012", "warning")
+    assert sorted((d.path, d.pointer) for d in found) == [("specs/editions/2026-12.yaml", "/systems/1"),
+                                                         ("specs/editions/demo.yaml", "/systems/1")]
+    assert all("agentic.v2's budget is never applied" in d.summary for d in found)
+
+
+def test_an_agentic_system_that_runs_the_tasks_keeps_its_budget_without_a_warning(root: Path):
+    """An edition that lists no task system runs its tasks on its agentic systems, so their
+    budget binds those runs: no warning."""
+    _budget_on_agentic(root)
+    for edition in ("demo", "2026-12"):
+        path = root / f"specs/editions/{edition}.yaml"
+        text, count = re.subn(r"(?m)^  - (?:direct|orchestrated)\.v\d+\b.*\n", "", path.read_text(encoding="utf-8"))
+        assert count == 2
+        path.write_text(text, encoding="utf-8")
+    result = compile_project(root)
+    assert not _diags(result, "LRC6012", "warning"), [d.summary for d in result.diagnostics.items]
