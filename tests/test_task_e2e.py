@@ -27,6 +27,7 @@ import pytest
 
 from helpers.project import STUB_MODEL, build_project, journal_records, lrc_env, run_lrc, tree
 from helpers.shared import TASK_SUBSET
+from lrc.runtime.lock.canonical import digest
 from support import REPO
 
 LOCK = REPO / "generated" / "demo" / "plan.lock"
@@ -107,6 +108,14 @@ def test_every_task_run_has_its_manifest_trace_and_evaluation(task_run):
             assert manifest["task"]["task_hash"] == entry["task_hash"]
             assert manifest["validator_commit"] == entry["validators"]
             assert manifest["prompts"]["task"].startswith("sha256:") and manifest["tool_schema_digest"].startswith("sha256:")
+            # The manifest digests the task messages the run was sent (they show the run's budget: the
+            # task's and the system's, the smaller of each -- direct.v2 allows 50 of the task's 60 tool calls).
+            assert manifest["prompts"]["task"] == digest("task-prompt", trace["messages"][:2])
+            spec_system = next(v["spec"] for v in lock["plan"]["systems"].values() if v["spec"]["id"] == system)
+            assert manifest["task_budget"] == entry["spec"]["budget"]
+            assert manifest["budget"]["max_tool_calls"] == min(entry["spec"]["budget"]["max_tool_calls"],
+                                                               spec_system["budget"]["max_tool_calls"])
+            assert f"{manifest['budget']['max_tool_calls']} tool calls" in trace["messages"][1]["content"]
             assert evaluation["validators"] and all(set(r) == VALIDATOR_KEYS for r in evaluation["validators"])
             passes = model == "lrc__oracle" or (system, model) == ("orchestrated", "lrc__baseline") and task in REPAIRED
             assert (evaluation["verdict"] == "pass") == passes

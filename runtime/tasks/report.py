@@ -9,7 +9,9 @@ a pass rate, cost and cost per success). Per run, in
 OUT/runs/<task ref>/<model>/<system>/<task id>.r<N>/:
 
 - `manifest.json`: task (ref, digest, task hash, split), system, model, prompt and tool-schema
-  digests, the fingerprints of the generator(s), validators, system and analysis code, the budget;
+  digests (the task prompt's as the run was sent it), the fingerprints of the generator(s),
+  validators, system and analysis code, the run's budget (`budget`: the task's and the system's,
+  the smaller of each) and the task's own (`task_budget`);
 - `trace.json`: messages, calls (usage, attempts), loop events, every file mutation, the stop
   decision (outcome, budget used, the limit exceeded), the saved files' sha256;
 - `evaluation.json`: every validator result, verdict, failure categories (the first is the
@@ -35,7 +37,7 @@ from lrc.runtime.report.categories import evaluation_fields
 from lrc.runtime.report.labels import model_label
 from lrc.runtime.report.ratecard import pass_text
 from lrc.runtime.tasks import grade as task_grade
-from lrc.runtime.tasks import planning, prompt, runner
+from lrc.runtime.tasks import planning, runner
 from lrc.runtime.tasks import reference as _reference  # noqa: F401 - the reference policies are in the analysis fingerprint too
 
 DISPOSITION = {"pass": "passed", "partial": "partial (counts as not passed)", "fail": "failed"}
@@ -49,8 +51,10 @@ def _sha(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def prompt_digest(item: Any) -> str:
-    return digest("task-prompt", prompt.messages(item.context))
+def prompt_digest(item: Any, system: dict[str, Any]) -> str:
+    """The digest of the task messages a run on `system` is sent: they show the run's budget
+    (`runner.effective_budget`), so it is the system's as well as the task's."""
+    return digest("task-prompt", runner._prompt(item, runner.effective_budget(item.context["budget"], system)))
 
 
 def tool_schema_digest(item: Any) -> str:
@@ -132,10 +136,11 @@ def _write_run(lock, plan, entry, item, spec, run, outputs, calls, cost, evaluat
         "system": {"ref": system_ref, "digest": system["digest"], "config": system["spec"]},
         "model": {"id": spec.model, "role": model["role"], "sampling": model.get("sampling", {}), "provider": model["provider"],
                   "api_version": sorted({c.get("response_model") or spec.model for c in calls})},
-        "prompts": {"task": prompt_digest(item), **stage_prompt_digests(system["spec"])},
+        "prompts": {"task": prompt_digest(item, system["spec"]), **stage_prompt_digests(system["spec"])},
         "tool_schema_digest": tool_schema_digest(item),
         "permitted_tools": item.context["permitted_tools"],
-        "budget": item.context["budget"],
+        "budget": runner.effective_budget(item.context["budget"], system["spec"]),
+        "task_budget": item.context["budget"],
         "code": {ref: plan["code"][ref]["fingerprint"] for ref in code_refs if ref in plan["code"]},
         "validator_commit": entry["validators"],
         "seed_commitment": plan["seed"]["commitment"],
