@@ -227,18 +227,41 @@ def _classify(exc: Exception, litellm: Any) -> tuple[str, InfraFailure | None, b
     return "config", failure, False
 
 
+def _tokens(value: Any, field: str) -> int:
+    """One token count of the provider's usage: a whole number, zero or more (absent: 0).
+    Anything else -- negative, fractional, text, a boolean -- is refused, never truncated or
+    clamped: a count lrc made up would be a price it made up."""
+    if value is None:
+        return 0
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError(f"the provider reported {field} = {str(value)[:40]!r}, not a whole number of tokens (zero or more): "
+                          f"the call's cost cannot be computed, and lrc never guesses it")
+    return value
+
+
 def split_usage(usage: Any, price: dict[str, Any]) -> dict[str, int]:
-    """Provider usage -> our token classes (input, cached_input, cache_write, output, reasoning)."""
+    """Provider usage -> our token classes (input, cached_input, cache_write, output, reasoning).
+
+    A ConfigError (the execute stops; nothing journaled is lost) when the usage is missing or
+    cannot be a count: litellm turns a response without `usage` into zero tokens, which would
+    price the call at $0 -- and no request is sent without prompt tokens, so zero prompt tokens
+    (cached and cache writes included) means the provider reported none."""
     if usage is None:
         raise ConfigError("the provider returned no token usage; cost cannot be computed")
     u = usage.model_dump() if hasattr(usage, "model_dump") else dict(usage)
-    prompt = int(u.get("prompt_tokens") or 0)
-    completion = int(u.get("completion_tokens") or 0)
+    prompt = _tokens(u.get("prompt_tokens"), "prompt_tokens")
+    completion = _tokens(u.get("completion_tokens"), "completion_tokens")
     details = u.get("prompt_tokens_details") or {}
-    cached = int((details.get("cached_tokens") if isinstance(details, dict) else 0) or 0)
-    cache_write = int(u.get("cache_creation_input_tokens") or 0)
+    cached = _tokens(details.get("cached_tokens") if isinstance(details, dict) else None, "prompt_tokens_details.cached_tokens")
+    cache_write = _tokens(u.get("cache_creation_input_tokens"), "cache_creation_input_tokens")
     cdetails = u.get("completion_tokens_details") or {}
-    reasoning = int((cdetails.get("reasoning_tokens") if isinstance(cdetails, dict) else 0) or 0)
+    reasoning = _tokens(cdetails.get("reasoning_tokens") if isinstance(cdetails, dict) else None,
+                        "completion_tokens_details.reasoning_tokens")
+    if prompt + cached + cache_write == 0:
+        raise ConfigError("the provider reported no prompt tokens (its response has no usage, or zero): the call's cost "
+                          "cannot be computed, and lrc never counts a call as $0")
     separate_reasoning = "reasoning" in price
     return {
         "input": max(0, prompt - cached - cache_write),
@@ -343,11 +366,16 @@ async def complete(
             return CallResult({"role": "assistant", "content": None}, "invalid_response", False, dict(_NO_USAGE), attempt, failures,
                               int((time.monotonic() - started) * 1000), queue_ms=int(queued * 1000), response_model=None,
                               invalid=f"the response could not be read: {type(exc).__name__}: {str(exc)[:200]}")
+        try:
+            usage = split_usage(getattr(response, "usage", None), model["price"])
+        except ConfigError as exc:
+            raise ConfigError(f"{model['id']}{' at ' + endpoint.api_base if endpoint.api_base else ''}: {exc}. Nothing "
+                              f"journaled is lost: once the endpoint reports its usage, the same command resumes") from None
         return CallResult(
             message=message,
             finish_reason=finish,
             refusal=refusal,
-            usage=split_usage(getattr(response, "usage", None), model["price"]),
+            usage=usage,
             attempts=attempt,
             failures=failures,
             latency_ms=int(elapsed * 1000),

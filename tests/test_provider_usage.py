@@ -1,0 +1,102 @@
+"""A provider's token usage is priced only when it is a count: never made up, never $0.
+
+Found by replaying odd provider replies against `lrc execute`: a reply whose usage said
+`completion_tokens: -5` (or a negative `cached_tokens`) ended in `internal error (this is a bug
+in lrc): PricingError` with exit 70, and a reply with no `usage` at all was priced at $0 --
+litellm turns a missing usage into zero tokens, so the run's cost, the cell's cost per success
+and the rate card's "Process 1,000 ...: $X" all read $0 for calls that were paid. Now each
+count must be a whole number, zero or more, and a call cannot have zero prompt tokens; anything
+else stops the execute with one message naming the model, the endpoint and the field (exit 1),
+nothing journaled is lost, and the same command resumes once the endpoint reports usage.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers.project import STUB_MODEL, build_project, journal_records, lrc_env, run_lrc
+from helpers.stub_server import StubServer, reply_for
+from lrc.runtime.models import adapter
+
+KEY = "sk-lrc-test-usage-5e2b7c19d04a8f63"
+PRICE = {"currency": "USD", "per_tokens": 1_000_000, "input": "1.25", "cached_input": "0.125", "output": "10"}
+GOOD = {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}
+
+
+@pytest.mark.parametrize("usage, field", [
+    ({**GOOD, "completion_tokens": -5}, "completion_tokens"),
+    ({**GOOD, "prompt_tokens": -1}, "prompt_tokens"),
+    ({**GOOD, "prompt_tokens_details": {"cached_tokens": -40}}, "cached_tokens"),
+    ({**GOOD, "cache_creation_input_tokens": -7}, "cache_creation_input_tokens"),
+    ({**GOOD, "completion_tokens_details": {"reasoning_tokens": -2}}, "reasoning_tokens"),
+    ({**GOOD, "completion_tokens": 2.5}, "completion_tokens"),
+    ({**GOOD, "completion_tokens": "30"}, "completion_tokens"),
+    ({**GOOD, "completion_tokens": True}, "completion_tokens"),
+    ({**GOOD, "prompt_tokens": [120]}, "prompt_tokens"),
+])
+def test_a_count_that_is_not_a_whole_number_zero_or_more_is_refused(usage: dict[str, Any], field: str):
+    with pytest.raises(adapter.ConfigError, match=field):
+        adapter.split_usage(usage, PRICE)
+
+
+@pytest.mark.parametrize("usage", [None, {}, {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+                                   {"prompt_tokens": 0, "completion_tokens": 12}])
+def test_no_prompt_tokens_means_the_provider_reported_no_usage(usage):
+    with pytest.raises(adapter.ConfigError, match="no (token usage|prompt tokens)"):
+        adapter.split_usage(usage, PRICE)
+
+
+def test_counts_are_split_into_the_priced_token_classes():
+    usage = {**GOOD, "prompt_tokens_details": {"cached_tokens": 20}, "cache_creation_input_tokens": 10,
+             "completion_tokens_details": {"reasoning_tokens": 8}}
+    assert adapter.split_usage(usage, PRICE) == {"input": 90, "cached_input": 20, "cache_write": 10, "output": 30, "reasoning": 0}
+    assert adapter.split_usage(usage, {**PRICE, "reasoning": "10"})["output"] == 22
+    assert adapter.split_usage({**GOOD, "completion_tokens": 30.0}, PRICE)["output"] == 30  # a whole number written as 30.0
+    # fully cached prompt (some providers count cached tokens apart): still a reported usage
+    assert adapter.split_usage({"prompt_tokens": 0, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 50}},
+                               PRICE)["cached_input"] == 50
+
+
+@pytest.fixture(scope="module")
+def usage_lock(stub: StubServer, tmp_path_factory) -> Path:
+    return build_project(tmp_path_factory.mktemp("usage-project"), stub.api_base, n_per_cell=4, reference_models=(),
+                         systems=("single-shot",))
+
+
+def _with_usage(usage: Any):
+    """A reply hook: the stub model's usual answer, with `usage` replaced (None: left out)."""
+    def hook(body: dict[str, Any]) -> bytes:
+        reply = reply_for(body, "baseline")
+        if usage is None:
+            reply.pop("usage")
+        else:
+            reply["usage"] = usage
+        return json.dumps(reply).encode("utf-8")
+    return hook
+
+
+@pytest.mark.parametrize("usage, said", [
+    (None, "no prompt tokens"),
+    ({**GOOD, "completion_tokens": -5}, "completion_tokens = '-5'"),
+    ({**GOOD, "prompt_tokens_details": {"cached_tokens": -40}}, "cached_tokens = '-40'"),
+])
+def test_an_execute_stops_on_usage_it_cannot_price_and_resumes_when_the_endpoint_is_fixed(stub, usage_lock, tmp_path,
+                                                                                          usage, said):
+    out = tmp_path / "out"
+    stub.reset(reply_hook=_with_usage(usage))
+    res = run_lrc("execute", usage_lock, "--out", out, env=lrc_env(KEY))
+    assert res.returncode == 1, res.stdout + res.stderr
+    message = res.stdout + res.stderr
+    assert "internal error" not in message and "Traceback" not in message
+    assert f"{STUB_MODEL} at {stub.api_base}" in message and said in message and "never" in message
+    assert KEY not in message
+    assert not [r for r in journal_records(out) if r.get("type") in ("call", "run")], "nothing priced at a made-up count"
+    stub.reset()
+    again = run_lrc("execute", usage_lock, "--out", out, env=lrc_env(KEY))
+    assert again.returncode == 0, again.stdout + again.stderr
+    calls = [r for r in journal_records(out) if r.get("type") == "call"]
+    assert calls and all(sum(c["usage"].values()) > 0 for c in calls)
