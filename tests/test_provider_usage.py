@@ -4,7 +4,8 @@ Found by replaying odd provider replies against `lrc execute`: a reply whose usa
 `completion_tokens: -5` (or a negative `cached_tokens`) ended in `internal error (this is a bug
 in lrc): PricingError` with exit 70, and a reply with no `usage` at all was priced at $0 --
 litellm turns a missing usage into zero tokens, so the run's cost, the cell's cost per success
-and the rate card's "Process 1,000 ...: $X" all read $0 for calls that were paid. Now each
+and the rate card's "Process 1,000 ...: $X" all read $0 for calls that were paid; and 10**400
+prompt tokens crashed the report's exact money sums (exit 70). Now each
 count must be a whole number, zero or more, and a call cannot have zero prompt tokens; anything
 else stops the execute with one message naming the model, the endpoint and the field (exit 1),
 nothing journaled is lost, and the same command resumes once the endpoint reports usage.
@@ -37,6 +38,9 @@ GOOD = {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}
     ({**GOOD, "completion_tokens": "30"}, "completion_tokens"),
     ({**GOOD, "completion_tokens": True}, "completion_tokens"),
     ({**GOOD, "prompt_tokens": [120]}, "prompt_tokens"),
+    ({**GOOD, "prompt_tokens": 10 ** 400}, "401 digits"),  # crashed the report's exact sums (exit 70)
+    ({**GOOD, "completion_tokens": adapter.MAX_TOKENS_PER_CALL + 1}, "1,000,000,001"),
+    ({**GOOD, "completion_tokens": 1e300}, "completion_tokens"),
 ])
 def test_a_count_that_is_not_a_whole_number_zero_or_more_is_refused(usage: dict[str, Any], field: str):
     with pytest.raises(adapter.ConfigError, match=field):
@@ -56,6 +60,7 @@ def test_counts_are_split_into_the_priced_token_classes():
     assert adapter.split_usage(usage, PRICE) == {"input": 90, "cached_input": 20, "cache_write": 10, "output": 30, "reasoning": 0}
     assert adapter.split_usage(usage, {**PRICE, "reasoning": "10"})["output"] == 22
     assert adapter.split_usage({**GOOD, "completion_tokens": 30.0}, PRICE)["output"] == 30  # a whole number written as 30.0
+    assert adapter.split_usage({**GOOD, "prompt_tokens": adapter.MAX_TOKENS_PER_CALL}, PRICE)["input"] == adapter.MAX_TOKENS_PER_CALL
     # fully cached prompt (some providers count cached tokens apart): still a reported usage
     assert adapter.split_usage({"prompt_tokens": 0, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 50}},
                                PRICE)["cached_input"] == 50
@@ -83,6 +88,7 @@ def _with_usage(usage: Any):
     (None, "no prompt tokens"),
     ({**GOOD, "completion_tokens": -5}, "completion_tokens = '-5'"),
     ({**GOOD, "prompt_tokens_details": {"cached_tokens": -40}}, "cached_tokens = '-40'"),
+    ({**GOOD, "prompt_tokens": 10 ** 400}, "401 digits"),
 ])
 def test_an_execute_stops_on_usage_it_cannot_price_and_resumes_when_the_endpoint_is_fixed(stub, usage_lock, tmp_path,
                                                                                           usage, said):

@@ -227,17 +227,29 @@ def _classify(exc: Exception, litellm: Any) -> tuple[str, InfraFailure | None, b
     return "config", failure, False
 
 
+#: More tokens than any model reads or writes in one call: a count above it is not a usage figure
+#: (and 10**400 tokens would overflow the report's exact money arithmetic).
+MAX_TOKENS_PER_CALL = 1_000_000_000
+
+
 def _tokens(value: Any, field: str) -> int:
-    """One token count of the provider's usage: a whole number, zero or more (absent: 0).
-    Anything else -- negative, fractional, text, a boolean -- is refused, never truncated or
-    clamped: a count lrc made up would be a price it made up."""
+    """One token count of the provider's usage: a whole number, zero or more (absent: 0), at
+    most `MAX_TOKENS_PER_CALL`. Anything else -- negative, fractional, text, a boolean, an
+    absurd size -- is refused, never truncated or clamped: a count lrc made up would be a price
+    it made up."""
     if value is None:
         return 0
-    if isinstance(value, float) and value.is_integer():
+    if isinstance(value, float) and value.is_integer() and abs(value) <= MAX_TOKENS_PER_CALL:
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ConfigError(f"the provider reported {field} = {str(value)[:40]!r}, not a whole number of tokens (zero or more): "
                           f"the call's cost cannot be computed, and lrc never guesses it")
+    if value > MAX_TOKENS_PER_CALL:
+        raise ConfigError(f"the provider reported {field} = {str(value)[:20]}... ({len(str(value))} digits), more than "
+                          f"{MAX_TOKENS_PER_CALL:,} tokens in one call, which no model reads or writes: the call's cost "
+                          f"cannot be computed, and lrc never guesses it" if value >= 10 ** 20 else
+                          f"the provider reported {field} = {value:,}, more than {MAX_TOKENS_PER_CALL:,} tokens in one call, "
+                          f"which no model reads or writes: the call's cost cannot be computed, and lrc never guesses it")
     return value
 
 
