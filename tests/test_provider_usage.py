@@ -106,3 +106,23 @@ def test_an_execute_stops_on_usage_it_cannot_price_and_resumes_when_the_endpoint
     assert again.returncode == 0, again.stdout + again.stderr
     calls = [r for r in journal_records(out) if r.get("type") == "call"]
     assert calls and all(sum(c["usage"].values()) > 0 for c in calls)
+
+
+@pytest.mark.parametrize("answered_as", [{"name": "gpt"}, ["gpt"], 12345, ""])
+def test_a_model_name_that_is_not_text_is_recorded_as_unknown(stub, usage_lock, tmp_path, answered_as):
+    """The provider's `model` field is what a manifest shows as the model the provider answered
+    as. An object there ended `lrc execute` in `internal error ... unhashable type: 'dict'`
+    (exit 70) when the manifests were written; it is not a name, so it is recorded as unknown
+    (null) and the manifest names the model as planned."""
+    def hook(body: dict[str, Any]) -> bytes:
+        return json.dumps({**reply_for(body, "baseline"), "model": answered_as}).encode("utf-8")
+
+    out = tmp_path / "out"
+    stub.reset(reply_hook=hook)
+    res = run_lrc("execute", usage_lock, "--out", out, env=lrc_env(KEY))
+    stub.reset()
+    assert res.returncode == 0, res.stdout + res.stderr
+    calls = [r for r in journal_records(out) if r.get("type") == "call"]
+    assert calls and {c["response_model"] for c in calls} == {None}
+    manifests = list((out / "runs").rglob("manifest.json"))
+    assert manifests and all(json.loads(m.read_text(encoding="utf-8"))["model"]["api_version"] == [STUB_MODEL] for m in manifests)

@@ -284,6 +284,12 @@ def split_usage(usage: Any, price: dict[str, Any]) -> dict[str, int]:
     }
 
 
+def _answered_as(value: Any) -> str | None:
+    """The model name the provider answered as (the manifests' `api_version`): text, at most
+    200 characters; anything else (an object, a list) is not a name and is recorded as unknown."""
+    return value[:200] if isinstance(value, str) and value else None
+
+
 def _message_dict(message: Any) -> dict[str, Any]:
     """The assistant message as plain data; TypeError if any part has the wrong type."""
     calls = []
@@ -392,7 +398,7 @@ async def complete(
             failures=failures,
             latency_ms=int(elapsed * 1000),
             queue_ms=int(queued * 1000),
-            response_model=getattr(response, "model", None),
+            response_model=_answered_as(getattr(response, "model", None)),
         )
     raise AssertionError("unreachable")  # pragma: no cover
 
