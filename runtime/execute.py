@@ -192,6 +192,7 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
     from lrc.runtime.lock.judges import callable_models
     from lrc.runtime.models import adapter, infra
     from lrc.runtime.models.reference import CURRENT, ReferenceContext
+    from lrc.runtime import tool_call_cap
     from lrc.runtime.systems.base import RunContext, Turn
 
     def unjudged(r: RunSpec) -> bool:
@@ -348,10 +349,15 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
                     work=task_runner.work_folder(out, spec), price=model.get("price")))
                 outcome = None
             else:
-                ctx = RunContext(messages=render_messages(workload, spec.system, item, model), tools=workload["tools"].get(spec.system, []),
+                offered = workload["tools"].get(spec.system, [])
+                # A run that offers tools makes at most MAX_TOOL_CALLS_PER_RUN of them (runtime/tool_call_cap.py).
+                ctx = RunContext(messages=render_messages(workload, spec.system, item, model), tools=offered,
                                  terminal_tools=workload["terminal_tools"].get(spec.system, []), max_steps=system.get("max_steps", 1),
-                                 call=call, toolbox=toolbox)
-                outcome = await runner.run(ctx)
+                                 call=tool_call_cap.capped(call) if offered else call, toolbox=toolbox)
+                try:
+                    outcome = await runner.run(ctx)
+                except tool_call_cap.OverCap as over:
+                    outcome = tool_call_cap.outcome(over)
         except BudgetReached:  # the run stops unjournaled; its journaled calls are replayed on resume
             return
         except adapter.InfraExhausted as exc:
