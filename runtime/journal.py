@@ -71,7 +71,16 @@ def run_key(workload: str, model: str, system: str, item_id: str, repetition: in
 
 
 def _encode(rec: dict[str, Any]) -> str:
-    return boundedjson.dumps(rec, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    """The record as one JSON line that is valid UTF-8: a string holding a lone surrogate (not
+    Unicode text; the adapter refuses model replies with one, this is the last guard) is
+    escaped (`\\ud800`), so the line is written and reads back to the same record."""
+    line = boundedjson.dumps(rec, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    if not line.isascii():
+        try:
+            line.encode("utf-8")
+        except UnicodeEncodeError:
+            line = boundedjson.dumps(rec, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    return line
 
 
 class Journal:
@@ -278,7 +287,16 @@ class Journal:
             else:
                 # The write and the fsync run off the event loop; records queued meanwhile form
                 # the next batch. A cancelled flusher still finishes the batch in its thread.
-                acked, exc = await asyncio.shield(asyncio.to_thread(self._write_lines, [line for line, _ in batch]))
+                try:
+                    acked, exc = await asyncio.shield(asyncio.to_thread(self._write_lines, [line for line, _ in batch]))
+                except asyncio.CancelledError:
+                    raise
+                except Exception as failure:  # noqa: BLE001 - never leave a record's waiter waiting forever
+                    # Not an OSError (those are handled in _write_lines): the journal is broken
+                    # for this process and every waiting record fails, so the execute stops and
+                    # says why instead of waiting for an acknowledgement that cannot come.
+                    self._broken = OSError(f"{type(failure).__name__}: {failure}")
+                    acked, exc = 0, self._broken
             for n, (line, ack) in enumerate(batch):
                 if n < acked:
                     self._index(json.loads(line))

@@ -16,6 +16,7 @@ import asyncio
 import errno
 import gc
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -290,17 +291,57 @@ def _answered_as(value: Any) -> str | None:
     return value[:200] if isinstance(value, str) and value else None
 
 
+_RAW_SURROGATE = re.compile(f"[{chr(0xD800)}-{chr(0xDFFF)}]")  # built, not a literal: the code fingerprint reads constants as text
+_ESCAPED_SURROGATE = re.compile(r"(\\+)u([dD][89a-fA-F][0-9a-fA-F]{2})")
+
+
+def lone_surrogate(text: str) -> str | None:
+    """The first lone UTF-16 surrogate `text` holds, raw or as a JSON escape (`\\ud800` not
+    paired with a low surrogate), as `U+D800`; None when there is none.
+
+    Why: a lone surrogate is not Unicode text. Held raw it cannot be written as UTF-8 -- the
+    journal's writer failed on one and `lrc execute` waited for that write forever -- and as a
+    JSON escape it becomes one as soon as an answer or tool arguments are parsed, to fail
+    wherever they are written next. A surrogate pair (an emoji written as two escapes) is text."""
+    raw = _RAW_SURROGATE.search(text)
+    if raw is not None:
+        return f"U+{ord(raw.group()):04X}"
+    if "\\" not in text:
+        return None
+    for m in _ESCAPED_SURROGATE.finditer(text):
+        if len(m.group(1)) % 2 == 0:  # an escaped backslash followed by "u...": text, not an escape
+            continue
+        unit = int(m.group(2), 16)
+        if unit <= 0xDBFF:  # a high surrogate must be followed by an escaped low one
+            after = text[m.end():m.end() + 6]
+            if re.fullmatch(r"\\u[dD][c-fC-F][0-9a-fA-F]{2}", after):
+                continue
+            return f"U+{unit:04X}"
+        before = text[max(0, m.start() - 6):m.start()] if len(m.group(1)) == 1 else ""
+        if not re.fullmatch(r"\\u[dD][89abAB][0-9a-fA-F]{2}", before):  # a low one must follow a high one
+            return f"U+{unit:04X}"
+    return None
+
+
 def _message_dict(message: Any) -> dict[str, Any]:
-    """The assistant message as plain data; TypeError if any part has the wrong type."""
+    """The assistant message as plain data; TypeError if any part has the wrong type or is not
+    Unicode text (a lone surrogate: `lone_surrogate`)."""
     calls = []
     for c in getattr(message, "tool_calls", None) or []:
         fn = c.function
         if not isinstance(c.id, str) or not isinstance(fn.name, str) or not isinstance(fn.arguments or "{}", str):
             raise TypeError("a tool call's id, name or arguments is not a string")
+        for part, text in (("id", c.id), ("name", fn.name), ("arguments", fn.arguments or "")):
+            found = lone_surrogate(text)
+            if found is not None:
+                raise TypeError(f"a tool call's {part} holds a lone surrogate ({found}), which is not Unicode text")
         calls.append({"id": c.id, "type": "function", "function": {"name": fn.name, "arguments": fn.arguments or "{}"}})
     content = getattr(message, "content", None)
     if content is not None and not isinstance(content, str):
         raise TypeError(f"the content is a {type(content).__name__}, not text")
+    found = lone_surrogate(content) if content else None
+    if found is not None:
+        raise TypeError(f"the content holds a lone surrogate ({found}), which is not Unicode text")
     out: dict[str, Any] = {"role": "assistant", "content": content}
     if calls:
         out["tool_calls"] = calls
@@ -374,6 +415,13 @@ async def complete(
                 raise InfraExhausted(failures) from exc
             await _backoff(infra.retry_wait(attempt, _retry_after(exc), settings, lane.rng), lane, budget, failures)
             continue
+        # The call was paid whatever its message holds: its usage is priced first (an answer of the
+        # wrong shape below is the model's invalid output, at what the provider billed for it).
+        try:
+            usage = split_usage(getattr(response, "usage", None), model["price"])
+        except ConfigError as exc:
+            raise ConfigError(f"{model['id']}{' at ' + endpoint.api_base if endpoint.api_base else ''}: {exc}. Nothing "
+                              f"journaled is lost: once the endpoint reports its usage, the same command resumes") from None
         try:
             choice = response.choices[0]
             message = _message_dict(choice.message)
@@ -381,14 +429,9 @@ async def complete(
             finish = finish if isinstance(finish, str) or finish is None else str(finish)[:100]
             refusal = finish == "content_filter" or bool(getattr(choice.message, "refusal", None))
         except (*_DECODING, RecursionError) as exc:  # an answer of the wrong shape: the model's invalid output
-            return CallResult({"role": "assistant", "content": None}, "invalid_response", False, dict(_NO_USAGE), attempt, failures,
+            return CallResult({"role": "assistant", "content": None}, "invalid_response", False, usage, attempt, failures,
                               int((time.monotonic() - started) * 1000), queue_ms=int(queued * 1000), response_model=None,
                               invalid=f"the response could not be read: {type(exc).__name__}: {str(exc)[:200]}")
-        try:
-            usage = split_usage(getattr(response, "usage", None), model["price"])
-        except ConfigError as exc:
-            raise ConfigError(f"{model['id']}{' at ' + endpoint.api_base if endpoint.api_base else ''}: {exc}. Nothing "
-                              f"journaled is lost: once the endpoint reports its usage, the same command resumes") from None
         return CallResult(
             message=message,
             finish_reason=finish,
