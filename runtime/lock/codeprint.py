@@ -222,9 +222,23 @@ def _read_facts(path: Path) -> _Facts:
             # are written as their repr), so the canonical form needs no number scan.
             value = digest("code-ast", _serialize_stripped(tree), integers_only=True)
         except Exception as exc:  # noqa: BLE001 - raised where the digest is asked for, as before
-            error = exc
+            error = _unprintable(path, tree, exc)
         del tree
     return _Facts(tuple(declarations), imports, value, error)
+
+
+def _unprintable(path: Path, tree: ast.Module, exc: Exception) -> Exception:
+    """A module whose tree cannot be digested: a CodeprintError at the string constant that is
+    not Unicode text (a lone surrogate, e.g. "\\ud800" in the source), which the compiler reports
+    as LRC3009 at its line instead of an internal error; any other failure as it was."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            bad = next((c for c in node.value if 0xD800 <= ord(c) <= 0xDFFF), None)
+            if bad is not None:
+                return CodeprintError(path, node.lineno, f"cannot fingerprint: a string constant holds a lone surrogate "
+                                                         f"(U+{ord(bad):04X}), which is not Unicode text; build it at run "
+                                                         f"time instead (chr(0x{ord(bad):04X}))")
+    return exc
 
 
 _IMPORT_LINE = re.compile(rb"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([\w., \t]*)|import[ \t]+([\w., \t]+))", re.M)
