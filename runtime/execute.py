@@ -188,11 +188,11 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
     `spending` is the execute's `budget.Budget` (--budget), or None; `judging` the judge step
     (`lrc.runtime.judging.Judging`) of a plan with judged workloads, or None; `out` the run folder
     (a task run works on a private copy of its files there)."""
+    from lrc.runtime import tool_call_cap
     from lrc.runtime.budget import BudgetReached
     from lrc.runtime.lock.judges import callable_models
     from lrc.runtime.models import adapter, infra
     from lrc.runtime.models.reference import CURRENT, ReferenceContext
-    from lrc.runtime import tool_call_cap
     from lrc.runtime.systems.base import RunContext, Turn
 
     def unjudged(r: RunSpec) -> bool:

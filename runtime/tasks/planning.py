@@ -106,7 +106,7 @@ def first_request(plan: dict[str, Any], system_id: str, item: Any) -> dict[str, 
 
     system = system_spec(plan, system_id)
     budget = runner.effective_budget(item.context["budget"], system)
-    messages = [dict(m) for m in runner._prompt(item, budget)]
+    messages = runner.task_messages(item, budget)  # a new list on every call: appended to below
     tools = runner.tool_schemas(item.context["permitted_tools"])
     if system.get("mode") == "orchestrated":
         from lrc.runtime.systems import orchestrated

@@ -54,7 +54,7 @@ def _sha(data: bytes) -> str:
 def prompt_digest(item: Any, system: dict[str, Any]) -> str:
     """The digest of the task messages a run on `system` is sent: they show the run's budget
     (`runner.effective_budget`), so it is the system's as well as the task's."""
-    return digest("task-prompt", runner._prompt(item, runner.effective_budget(item.context["budget"], system)))
+    return digest("task-prompt", runner.task_messages(item, runner.effective_budget(item.context["budget"], system)))
 
 
 def tool_schema_digest(item: Any) -> str:

@@ -264,7 +264,7 @@ async def run(task: TaskRun) -> dict[str, Any]:
         return turn
 
     max_steps = int(budget["max_steps"])
-    common = dict(messages=[dict(m) for m in _prompt(item, budget)], tools=tool_schemas(item.context["permitted_tools"]),
+    common = dict(messages=[dict(m) for m in task_messages(item, budget)], tools=tool_schemas(item.context["permitted_tools"]),
                   terminal_tools=[TERMINAL], max_steps=max_steps, call=metered, toolbox=toolbox)
     if task.system.get("mode") == "orchestrated":
         from lrc.runtime.systems.orchestrated import StagedContext
@@ -336,8 +336,9 @@ def remove_work_folder(out: Path, spec: Any) -> None:
             break
 
 
-def _prompt(item: Any, budget: dict[str, Any]) -> list[dict[str, Any]]:
-    """The task's messages, showing the budget the run really has (`effective_budget`)."""
+def task_messages(item: Any, budget: dict[str, Any]) -> list[dict[str, Any]]:
+    """The task's first messages, showing `budget`: the run's (`effective_budget`). The one
+    rendering the run, the forecast (`planning.first_request`) and the manifest's digest share."""
     from lrc.runtime.tasks import prompt
 
     return prompt.messages({**item.context, "budget": budget})
