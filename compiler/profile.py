@@ -135,6 +135,8 @@ def check(profile_path: Path | None, shown: str | None, flags: dict[str, list[st
                 hint = error.schema.get("description") if isinstance(error.schema, dict) else None
                 if setting == "api_key_env":  # the value may be the key itself: never echo it
                     diags.error("LRC8312", f"{flag} {model}=<value not shown>: not an environment variable NAME", hint=hint)
+                elif setting == "api_base" and _may_hold_credential(raw):
+                    diags.error("LRC8312", f"{flag} {model}=<value not shown>: {_CREDENTIAL_URL}", hint=hint)
                 else:
                     diags.error("LRC8312", f"{flag} {text}: {_message(error, value)}", hint=hint)
                 continue
@@ -171,12 +173,27 @@ def _message(error: Any, value: Any) -> str:
     return str(error.message)
 
 
+_CREDENTIAL_URL = ("an api_base may hold no user, password, query or fragment (the URL is not shown: it may hold a "
+                   "credential, and it would be recorded in every run manifest and summary.json)")
+
+
+def _may_hold_credential(url: str) -> bool:
+    """Could this api_base carry a key (`user:KEY@host`, `?api-key=KEY`, `#KEY`)? Such a value
+    is refused by the schema's pattern, and its diagnostic must not print it."""
+    return any(c in url for c in "@?#")
+
+
 def _hide_key_values(diags: Diagnostics, start: int) -> None:
-    """A bad `api_key_env` may be the key pasted in by mistake: say what is wrong without it."""
+    """A bad `api_key_env` may be the key pasted in by mistake, a refused `api_base` may carry
+    one in its URL: say what is wrong without the value."""
     from dataclasses import replace
 
     for i in range(start, len(diags.items)):
         d = diags.items[i]
+        if (d.pointer and d.pointer.endswith("/api_base") and d.code == "LRC2005" and "does not match" in d.summary
+                and _may_hold_credential(d.summary.split(" does not match", 1)[0])):
+            diags.items[i] = replace(d, summary=_CREDENTIAL_URL)
+            continue
         if d.pointer and d.pointer.endswith("/api_key_env") and d.code in ("LRC2001", "LRC2005", "LRC2009"):
             diags.items[i] = replace(d, summary="api_key_env is not an environment variable NAME (its value is not shown: "
                                                 "it may be the key itself)")

@@ -172,11 +172,31 @@ def _endpoint(model: str, entry: dict[str, Any]) -> ModelEndpoint:
     base, key_env, limit = entry.get("api_base"), entry.get("api_key_env"), entry.get("max_concurrency", 4)
     if base is not None and (not isinstance(base, str) or not re.match(r"https?://\S+$", base)):
         raise OptionsError(f"{model}: api_base must be an http:// or https:// URL")
+    if base is not None and not plain_endpoint(base):
+        raise OptionsError(f"{model}: api_base may hold no user, password, query or fragment (the URL is not shown: it may "
+                           f"hold a credential, and it would be recorded in every run manifest); name the key's variable "
+                           f"in api_key_env instead")
     if key_env is not None and (not isinstance(key_env, str) or not re.fullmatch(r"[A-Z_][A-Z0-9_]*", key_env)):
         raise OptionsError(f"{model}: api_key_env must be an environment variable NAME (the value is not shown)")
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1024:
         raise OptionsError(f"{model}: max_concurrency must be a whole number from 1 to 1024, not {limit!r}")
     return ModelEndpoint(api_base=base, api_key_env=key_env, max_concurrency=limit)
+
+
+def plain_endpoint(url: str) -> bool:
+    """Is `url` an endpoint that can be recorded as it is: a host and a path, with no user,
+    password, query or fragment? Every run manifest, summary.json and message names the
+    endpoint, so a key written into its URL (`https://user:KEY@proxy/v1`, `...?api-key=KEY`)
+    would be published with the run; the key's place is the variable `api_key_env` names.
+    Mirrors the pattern of schemas/run-profile.schema.json, which the compiler checks first."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    return (parts.scheme in ("http", "https") and bool(parts.netloc) and "@" not in parts.netloc
+            and not parts.query and not parts.fragment and "?" not in url and "#" not in url)
 
 
 def _names(value, flag: str) -> tuple[str, ...] | None:

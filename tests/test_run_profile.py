@@ -25,6 +25,8 @@ import pytest
 from helpers.project import KEY_ENV, REPO, STUB_MODEL, build_project, journal_records, lrc_env, read_cells, run_lrc, tree
 from helpers.stub_server import StubServer
 
+from lrc.runtime.operate import OptionsError, from_request
+
 DEMO_LOCK = REPO / "generated" / "demo" / "plan.lock"
 KEY = "sk-lrc-profile-test-9f8e7d6c5b4a"  # a fake key: it must never appear in any output file
 N = 3
@@ -116,6 +118,49 @@ def test_a_key_given_where_its_variable_name_belongs_is_never_echoed(tmp_path, w
     refused(res, out)
     assert KEY not in res.stderr + res.stdout
     assert "not an environment variable NAME" in res.stderr
+
+
+CREDENTIAL_URLS = {"user-and-password": "https://me:{key}@proxy.example/v1", "user-only": "https://{key}@proxy.example/v1",
+                   "query": "https://proxy.example/v1?api-key={key}", "fragment": "https://proxy.example/v1#{key}",
+                   "query-without-path": "https://proxy.example?key={key}"}
+
+
+@pytest.mark.parametrize("where", ["profile", "flag"])
+@pytest.mark.parametrize("form", sorted(CREDENTIAL_URLS))
+def test_an_api_base_that_could_carry_a_key_is_refused_and_never_echoed(tmp_path, where, form):
+    """An endpoint is recorded in every run manifest and summary.json, so a URL with a user,
+    password, query or fragment (where a key can hide) is refused before anything runs, and the
+    message does not print it."""
+    url = CREDENTIAL_URLS[form].format(key=KEY)
+    out = tmp_path / "out"
+    if where == "profile":
+        profile = write(tmp_path / "run.yaml", f"kind: run-profile\nmodels:\n  lrc/null:\n    api_base: {url}\n")
+        res = run_lrc("execute", DEMO_LOCK, "--out", out, "--profile", profile, cwd=tmp_path)
+        assert "run.yaml:4:15: error[LRC2005]" in res.stderr, res.stderr
+        assert "  at /models/lrc~1null/api_base" in res.stderr
+    else:
+        res = run_lrc("execute", DEMO_LOCK, "--out", out, "--api-base", f"lrc/null={url}", cwd=tmp_path)
+        assert "error[LRC8312]: --api-base lrc/null=<value not shown>" in res.stderr, res.stderr
+    refused(res, out)
+    assert KEY not in res.stderr + res.stdout
+    assert "may hold no user, password, query or fragment" in res.stderr
+    # The runtime refuses it too, whoever built the request, without the URL in its message.
+    with pytest.raises(OptionsError) as info:
+        from_request({"endpoint_flags": {"api_base": {"m/a": url}}}, env={})
+    assert KEY not in str(info.value)
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8000/v1", "https://api.example.com", "https://h.example/v1/",
+                                 "http://h:80", "https://h.example/openai/deployments/a@b/v1"])
+def test_a_plain_endpoint_is_accepted_by_schema_and_runtime_alike(url):
+    import re
+
+    from lrc.runtime.operate import plain_endpoint
+
+    schema = json.loads((REPO / "schemas" / "run-profile.schema.json").read_text())
+    assert re.search(schema["$defs"]["model"]["properties"]["api_base"]["pattern"], url)
+    assert plain_endpoint(url)
+    assert from_request({"endpoint_flags": {"api_base": {"m/a": url}}}, env={}).endpoint("m/a").api_base == url
 
 
 # -- an endpoint for an embedded model: a warning, and the execute runs -----------------------
