@@ -105,8 +105,10 @@ def _parser() -> argparse.ArgumentParser:
                         "a larger budget resumes)")
 
     m = sub.add_parser("merge", help="combine shard folders of one plan into one run folder (journal, items, every output)")
-    m.add_argument("lock", type=Path, metavar="PLAN.lock")
-    m.add_argument("folders", type=Path, nargs="+", metavar="FOLDER", help="run folders of that plan (`lrc execute --out`)")
+    m.add_argument("lock", type=Path, metavar="PLAN.lock",
+                   help="the plan the folders were run with; may be left out (`lrc merge FOLDER FOLDER... --out DIR`): "
+                        "then it is found as `lrc report RUN_DIR` finds it, generated/<edition>/plan.lock above the working directory")
+    m.add_argument("folders", type=Path, nargs="*", metavar="FOLDER", help="run folders of that plan (`lrc execute --out`)")
     m.add_argument("--out", type=Path, required=True, help="the merged folder: new, or one of the FOLDERs")
     m.add_argument("--seed-file", type=Path, help="the held-out seed of a held-out edition")
 
@@ -491,11 +493,26 @@ def _plan_models(lock: Path) -> dict[str, Any] | None:
 
 
 def _cmd_merge(args) -> int:
-    if (refused := _not_a_lock(args.lock, "merge")) is not None:
+    lock, folders = args.lock, list(args.folders)
+    if lock.is_dir() and (lock / "journal.jsonl").is_file():  # `lrc merge FOLDER FOLDER... --out DIR`
+        from lrc.runtime.execute import EXIT_REFUSED as refused_exit, Refused, _say
+        from lrc.runtime.review.cli import locate_plan
+
+        try:
+            lock = locate_plan(args.lock, None, advice="give the lock the folders were run with first: "
+                                                       "`lrc merge PLAN.lock FOLDER... --out DIR`")
+            folders = [args.lock, *folders]
+        except Refused as exc:
+            _say(f"lrc merge: {exc}")
+            return refused_exit
+    elif (refused := _not_a_lock(lock, "merge")) is not None:
         return refused
+    if not folders:
+        print("lrc merge: give the run folders to combine (`lrc merge [PLAN.lock] FOLDER [FOLDER ...] --out DIR`)", file=sys.stderr)
+        return EXIT_USAGE
     from lrc.runtime.execute import merge_cli
 
-    return merge_cli(args.lock, args.folders, args.out, seed_file=args.seed_file)
+    return merge_cli(lock, folders, args.out, seed_file=args.seed_file)
 
 
 def _cmd_estimate(args) -> int:

@@ -1,4 +1,4 @@
-"""Sharding on a subset of the demo: `lrc execute --shard i/N` and `lrc merge PLAN.lock FOLDER… --out DIR`.
+"""Sharding on a subset of the demo: `lrc execute --shard i/N` and `lrc merge [PLAN.lock] FOLDER… --out DIR`.
 
 Three shards of `--workloads triage.ap-inbox` of the small demo (the demo at n_per_cell 2,
 conftest.py `small_demo_run`: 12 runs) merged, in any order, with an
@@ -108,6 +108,25 @@ def test_merge_in_any_order_with_duplicates_and_into_a_shard_equals_the_unsharde
     # Every call and run once: the duplicate shard added nothing.
     kinds = [(r["type"], r.get("run"), r.get("step")) for r in journal_records(into)[1:] if r["type"] in ("call", "run")]
     assert len(kinds) == len(set(kinds)) and {k[1] for k in kinds if k[0] == "run"} == run_keys(whole)
+
+
+def test_merge_finds_the_plan_of_its_folders_when_no_lock_is_given(tmp_path, shards, whole):
+    """`lrc merge FOLDER FOLDER... --out DIR` (issue 11 §5's form): the lock is found as `lrc report
+    RUN_DIR` finds it (generated/<edition>/plan.lock above the working directory), and the merge is
+    the one the lock-first form makes. Where no such lock is found: refused, naming the form that
+    takes one, nothing written."""
+    project = LOCK.parent.parent.parent
+    out = tmp_path / "merged"
+    res = run_lrc("merge", shards[2], shards[0], shards[1], "--out", out, cwd=project, timeout=600)
+    assert res.returncode == 0, res.stderr
+    assert_same_outputs(out, whole)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    lost = tmp_path / "lost"
+    res = run_lrc("merge", shards[0], shards[1], "--out", lost, cwd=elsewhere)
+    _refused(res, lost, "no generated/demo/plan.lock found above", "`lrc merge PLAN.lock FOLDER... --out DIR`")
+    res = run_lrc("merge", LOCK, "--out", lost, cwd=elsewhere)
+    assert res.returncode == 2 and "give the run folders to combine" in res.stderr and not lost.exists(), res.stderr
 
 
 def _refused(res, out: Path, *words: str) -> None:

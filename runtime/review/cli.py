@@ -47,8 +47,10 @@ def _header(run_dir: Path) -> dict[str, Any]:
     return header
 
 
-def locate_plan(run_dir: Path, plan_path: Path | None, cwd: Path | None = None) -> Path:
-    """The plan.lock of RUN_DIR: --plan, else generated/<edition id>/plan.lock above `cwd`."""
+def locate_plan(run_dir: Path, plan_path: Path | None, cwd: Path | None = None,
+                advice: str = "pass --plan PLAN.lock, the lock the folder was run with") -> Path:
+    """The plan.lock of RUN_DIR: --plan, else generated/<edition id>/plan.lock above `cwd`.
+    `advice` ends the refusal: how the caller's command takes a lock."""
     from lrc.runtime.execute import Refused
 
     if plan_path is not None:
@@ -61,7 +63,7 @@ def locate_plan(run_dir: Path, plan_path: Path | None, cwd: Path | None = None) 
         if edition and candidate.is_file():
             return candidate
     raise Refused(f"no generated/{edition or '<edition>'}/plan.lock found above {start} for {run_dir} "
-                  f"(edition {header.get('edition')!r}); pass --plan PLAN.lock, the lock the folder was run with")
+                  f"(edition {header.get('edition')!r}); {advice}")
 
 
 def verified_lock(run_dir: Path, plan_path: Path | None) -> dict[str, Any]:
