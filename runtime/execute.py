@@ -182,14 +182,16 @@ def render_messages(workload: dict[str, Any], system: str, item, model: dict[str
 
 async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, list], modules: dict[str, ModuleType],
                    journal, progress: bool, settings, endpoint=None, cache=None, spending=None, judging=None,
-                   out: Path | None = None) -> Any:
+                   out: Path | None = None, halt=None) -> Any:
     """Run every pending run; the infrastructure figures (`infra.InfraStats`) come back.
     `cache` is the response cache (`response_cache.ResponseCache`) of `--cache`, if any;
     `spending` is the execute's `budget.Budget` (--budget), or None; `judging` the judge step
     (`lrc.runtime.judging.Judging`) of a plan with judged workloads, or None; `out` the run folder
-    (a task run works on a private copy of its files there)."""
+    (a task run works on a private copy of its files there); `halt` the execute's
+    `lrc.runtime.halt.Halt` (SIGINT/SIGTERM: no new call starts, calls in flight are journaled)."""
     from lrc.runtime import tool_call_cap
     from lrc.runtime.budget import BudgetReached
+    from lrc.runtime.halt import Halt, Halted
     from lrc.runtime.lock.judges import callable_models
     from lrc.runtime.models import adapter, infra
     from lrc.runtime.models.reference import CURRENT, ReferenceContext
@@ -218,11 +220,15 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
     # at most the model's concurrency of paid calls are ever unacknowledged: a kill repays at
     # most that many per model (the group commit adds no repaid call; journal.py, "Durability").
     unacknowledged = {m: asyncio.Semaphore(lane.limiter.max) for m, lane in lanes.items()}
+    halt = halt if halt is not None else Halt()
+    halt.say = lambda text: _announce(bar, text)
+    for lane in lanes.values():
+        lane.halt = halt  # a retry or a call waiting for a concurrency slot does not go out after a stop
 
     async def judge(spec: RunSpec, role: str) -> None:
         """The judge step of one journaled run (lrc.runtime.judging): nothing when the
         deterministic checks failed, or when this judge's record is already journaled."""
-        if (spec.key, role) in journal.judges or (spending is not None and spending.stopped):
+        if (spec.key, role) in journal.judges or (spending is not None and spending.stopped) or halt.requested:
             return
         material = await asyncio.to_thread(judging.material, spec, journal.runs[spec.key])  # grading: off the loop
         if material is None:
@@ -242,7 +248,16 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
         async with unacknowledged[entry["id"]]:
             waited_ms = int((time.monotonic() - waiting) * 1000)
             try:
-                res = await adapter.complete(entry, request.messages, None, timeout, lanes[entry["id"]], lanes[entry["id"]].run_budget())
+                halt.check()
+                halt.in_flight += 1
+                try:
+                    res = await adapter.complete(entry, request.messages, None, timeout, lanes[entry["id"]], lanes[entry["id"]].run_budget())
+                finally:
+                    halt.in_flight -= 1
+            except Halted:  # stopped before the judge call went out: a resume judges the run
+                if hold is not None:
+                    spending.release(hold)
+                return
             except adapter.InfraExhausted as exc:
                 if hold is not None:
                     spending.release(hold)
@@ -274,7 +289,7 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
         return policies_by_task[ref]
 
     async def one(spec: RunSpec) -> None:
-        if spending is not None and spending.stopped:  # --budget reached: no run starts any more
+        if (spending is not None and spending.stopped) or halt.requested:  # --budget reached, or a stop: no run starts
             return
         if spec.key in journal.runs:  # made by an earlier execute; only its judge step is left
             if judging is not None and judging.applies(spec.workload):
@@ -311,6 +326,7 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
                     raise Aborted(f"{spec.key} step {step}: the request differs from the journaled one; the run is not deterministic")
                 r = done["response"]
                 return Turn(r["message"], r["finish_reason"], r["refusal"], r.get("invalid"))
+            halt.check()  # SIGINT/SIGTERM: no new call (the run stops unjournaled; a resume replays its calls)
             # -- response cache (--cache): an identical request of an earlier run answers without a call
             hit = cache.lookup(request, spec.item_id, spec.repetition, model) if cache is not None else None
             if hit is not None:
@@ -324,7 +340,12 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
             async with unacknowledged[spec.model]:
                 waited_ms = int((time.monotonic() - waiting) * 1000)
                 try:
-                    res = await adapter.complete(model, messages, tools, system.get("request_timeout_seconds", 300), lanes[spec.model], budget)
+                    halt.check()  # a stop while this call waited for its slot: it does not go out
+                    halt.in_flight += 1
+                    try:
+                        res = await adapter.complete(model, messages, tools, system.get("request_timeout_seconds", 300), lanes[spec.model], budget)
+                    finally:
+                        halt.in_flight -= 1
                 except BaseException:
                     if hold is not None:
                         spending.release(hold)
@@ -358,7 +379,7 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
                     outcome = await runner.run(ctx)
                 except tool_call_cap.OverCap as over:
                     outcome = tool_call_cap.outcome(over)
-        except BudgetReached:  # the run stops unjournaled; its journaled calls are replayed on resume
+        except (BudgetReached, Halted):  # the run stops unjournaled; its journaled calls are replayed on resume
             return
         except adapter.InfraExhausted as exc:
             await journal.commit({"type": "infra_exhausted", "run": spec.key, "failures": [vars(f) for f in exc.failures],
@@ -386,6 +407,7 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
 
     tasks = [asyncio.ensure_future(one(r)) for r in pending]
     ticker = asyncio.ensure_future(_show_infra(bar, stats)) if bar else None
+    halt.install()
     try:
         # The first failure stops the run (asyncio.wait, unlike as_completed, leaves no
         # coroutine un-awaited behind when it does).
@@ -413,6 +435,7 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
     finally:
+        halt.uninstall()
         # Whatever is queued goes out (whole lines, in order) before the loop ends.
         await journal.drain()
         if ticker:
@@ -611,6 +634,7 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
     from lrc.runtime import budget
     from lrc.runtime import items as item_gen
     from lrc.runtime import selection
+    from lrc.runtime.halt import Halt
     from lrc.runtime.journal import Journal, JournalError, JournalWriteError
     from lrc.runtime.models import adapter
     from lrc.runtime.pricing import decimal_str
@@ -698,8 +722,9 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
                 from lrc.runtime.judging import Judging
 
                 judging = Judging(plan, modules, items, seed)
+            halt = Halt()
             stats = asyncio.run(_execute(plan, chosen, items, modules, journal, progress, settings, options.endpoint, cache,
-                                         spending, judging, out))
+                                         spending, judging, out, halt))
         except JournalWriteError as exc:
             kept = len(journal.runs)
             raise Unusable(f"{exc}; the {kept} run(s) journaled so far are kept. "
@@ -709,6 +734,8 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
                            f"Fix it and run the same command again to resume.") from exc
         finally:
             journal.close()
+        if halt.requested:  # SIGINT/SIGTERM: the calls in flight are journaled; the outputs wait for the resume
+            return _halted(halt, journal, chosen)
         summary = _write_outputs(lock, plan, runs, items, modules, Journal(journal_path, lock["root_digest"], plan["edition"]["ref"],
                                                                            readonly=True), out, seed)
         write_stamp(lock, out, _selection(options), summary, len(runs))
@@ -732,6 +759,17 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
              f"run the same command again to resume them (finished calls are not paid again).")
     _say_partial("lrc execute", summary, lock_path, out)
     return _finish("lrc execute", summary)
+
+
+def _halted(halt, journal, chosen: list) -> int:
+    """An execute stopped by SIGINT or SIGTERM (`lrc.runtime.halt`): say what is journaled and
+    how to resume; exit 128 + the signal's number. The outputs are not rewritten (a resume, or
+    `lrc report`, writes them from the journal)."""
+    done = sum(1 for r in chosen if r.key in journal.runs)
+    _say(f"lrc execute: stopped on {halt.name}: no call was started after it, and every call in flight came back and was "
+         f"journaled. {done} of the {len(chosen)} selected runs are journaled; the outputs were not rewritten. Run the "
+         f"same command again to resume (journaled calls are not paid again).")
+    return 128 + int(halt.signum)
 
 
 def _say_partial(command: str, summary, lock_path: Path, out: Path) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 import time
@@ -23,6 +22,7 @@ import pytest
 
 from helpers.project import LRC, REPO, STUB_MODEL, build_project, journal_records, lrc_env, run_lrc, tree, with_profile
 from helpers.stub_server import Record, StubServer
+from helpers.stub_server import triage_call_key as call_key
 
 pytestmark = pytest.mark.slow  # an uninterrupted reference run plus killed and resumed runs, with a per-request delay
 
@@ -95,14 +95,6 @@ def kill_when(server: StubServer, lock: Path, out: Path, seen: int, log: Path) -
     # may already have answered it; the process died before writing it down).
     in_flight = [r for r in at_kill if call_key(r) not in journaled]
     return {"in_flight": in_flight, "journaled": journaled}
-
-
-def call_key(r: Record) -> tuple[str, str, int]:
-    """(system, item, step) of a request, read from its body, as the journal keys a call."""
-    batches = set(re.findall(r"AP-B(\d\d)", json.dumps(r.body["messages"])))
-    assert len(batches) == 1
-    step = 1 + sum(m["role"] == "assistant" for m in r.body["messages"])
-    return ("agentic" if r.has_tools else "single-shot", f"ap-batch-{batches.pop()}", step)
 
 
 def assert_journal_consistent(out: Path, expected_runs: int) -> None:

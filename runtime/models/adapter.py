@@ -452,6 +452,8 @@ _GRACE_SECONDS = 0.1
 
 
 def _raise_if_stopped(lane: ModelLane, failures: list[InfraFailure]) -> None:
+    if lane.halt is not None:  # SIGINT/SIGTERM (lrc.runtime.halt): no attempt starts, a retry included
+        lane.halt.check()
     lane.check_deadline()
     if lane.stop_reason is not None:
         raise InfraStopped("model-stopped", f"{lane.model_id} was stopped: {lane.stop_reason}", failures)

@@ -305,6 +305,7 @@ class ModelLane:
         self._on_stop = on_stop
         self._clock = clock
         self._event: asyncio.Event | None = None
+        self.halt: Any = None  # the execute's lrc.runtime.halt.Halt: after SIGINT/SIGTERM no attempt starts
         stats.lanes.append(self)
 
     @property

@@ -34,6 +34,7 @@ import hashlib
 import json
 import math
 import random
+import re
 import socket
 import sys
 import threading
@@ -185,6 +186,16 @@ def reply_for(body: dict[str, Any], behaviour: str, task_turns: list[list[dict[s
             "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0},
         },
     }
+
+
+def triage_call_key(r: Record) -> tuple[str, str, int]:
+    """(system, item, step) of a triage request, read from its body, as the journal keys a call
+    (its run key's system and item, and its step): how a test sets the server's log, the
+    provider's bill, beside the journal."""
+    batches = set(re.findall(r"AP-B(\d\d)", json.dumps(r.body["messages"])))
+    assert len(batches) == 1
+    step = 1 + sum(m["role"] == "assistant" for m in r.body["messages"])
+    return ("agentic" if r.has_tools else "single-shot", f"ap-batch-{batches.pop()}", step)
 
 
 class _Handler(BaseHTTPRequestHandler):

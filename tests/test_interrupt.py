@@ -1,0 +1,109 @@
+"""Ctrl-C or SIGTERM during `lrc execute` (runtime/halt.py): no new call starts, every call in
+flight comes back and is journaled, and the resume pays for nothing twice.
+
+Against the local stub server with a per-request delay, so the signal lands while calls are in
+flight (single-shot and agentic runs of the stub model, whose agentic runs stop between steps).
+The server's request log is the provider's bill: after one signal every request it received is
+a journaled call, and the resume sends only requests it never saw -- over both executes, each
+(run, step) exactly once. A second signal stops at once, as an interrupt always did.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from helpers.project import LRC, REPO, STUB_MODEL, build_project, journal_records, lrc_env, run_lrc, with_profile
+from helpers.stub_server import StubServer, triage_call_key
+
+KEY = "sk-lrc-interrupt-test-3c7a9e1f"
+DELAY = 0.25  # seconds per request: calls are in flight when the signal comes
+N = 6
+
+
+@pytest.fixture(scope="module")
+def stub():
+    with StubServer(delay=DELAY) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def lock(stub: StubServer, tmp_path_factory) -> Path:
+    return build_project(tmp_path_factory.mktemp("interrupt-project"), stub.api_base, n_per_cell=N, max_concurrency=4)
+
+
+def signal_when(server: StubServer, lock: Path, out: Path, seen: int, signals: list[int]) -> subprocess.CompletedProcess:
+    """Start `lrc execute`; once the server has received `seen` requests, send `signals` (0.05 s apart)."""
+    first = server.count
+    proc = subprocess.Popen([*LRC, *with_profile(["execute", lock, "--out", out, "--no-progress"])], env=lrc_env(KEY),
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while server.count - first < seen:
+            assert proc.poll() is None, f"lrc execute ended before the signal:\n{proc.communicate()[1]}"
+            assert time.monotonic() < deadline, "the run never reached the signal point"
+            time.sleep(0.002)
+        for sig in signals:
+            os.kill(proc.pid, sig)
+            time.sleep(0.05)
+        stdout, stderr = proc.communicate(timeout=120)
+    except BaseException:
+        proc.kill()
+        proc.communicate(timeout=30)
+        raise
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+
+
+def journaled_stub_calls(out: Path) -> Counter:
+    """(system, item, step) of every stub-model call in the journal (a torn last line is no record)."""
+    return Counter((r["run"].split("|")[2], r["run"].split("|")[3], r["step"])
+                   for r in journal_records(out) if r["type"] == "call" and STUB_MODEL in r["run"])
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_one_signal_journals_every_call_in_flight_and_the_resume_pays_nothing_twice(stub, lock, tmp_path, sig):
+    stub.reset(delay=DELAY)
+    out = tmp_path / "out"
+    res = signal_when(stub, lock, out, seen=6, signals=[sig])
+    name = signal.Signals(sig).name
+    assert res.returncode == 128 + sig, res.stderr
+    assert "Traceback" not in res.stderr
+    assert f"{name} received: stopping. No new call starts" in res.stderr
+    assert f"stopped on {name}: no call was started after it, and every call in flight came back and was journaled" in res.stderr
+    time.sleep(DELAY + 0.2)  # a request sent at the last moment would reach the server by now
+    billed = Counter(triage_call_key(r) for r in stub.snapshot())
+    journaled = journaled_stub_calls(out)
+    # The provider's bill equals the journal: nothing paid was lost, nothing was sent after the stop.
+    assert billed == journaled and set(journaled.values()) == {1}, (billed - journaled, journaled - billed)
+    assert 6 <= sum(billed.values()) < 6 + 4 * 3, "calls kept going out after the signal"
+    runs_before = {r["run"] for r in journal_records(out) if r["type"] == "run"}
+    assert not (out / "summary.json").exists(), "the outputs were rewritten by a stopped execute"
+
+    resumed = run_lrc("execute", lock, "--out", out, env=lrc_env(KEY), timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    everything = Counter(triage_call_key(r) for r in stub.snapshot())
+    assert set(everything.values()) == {1}, "a call the stopped execute journaled was paid again"
+    assert everything == journaled_stub_calls(out)
+    records = journal_records(out)
+    runs = Counter(r["run"] for r in records if r["type"] == "run")
+    assert set(runs.values()) == {1} and runs_before <= set(runs)
+    assert (out / "summary.json").is_file()
+
+
+def test_a_second_sigint_stops_at_once_and_the_resume_completes(stub, lock, tmp_path):
+    stub.reset(delay=DELAY)
+    out = tmp_path / "out"
+    res = signal_when(stub, lock, out, seen=6, signals=[signal.SIGINT, signal.SIGINT])
+    assert res.returncode == 130, res.stderr
+    assert "SIGINT received: stopping" in res.stderr and "lrc: interrupted" in res.stderr
+    assert "Traceback" not in res.stderr
+    resumed = run_lrc("execute", lock, "--out", out, env=lrc_env(KEY), timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    calls = Counter((r["run"], r["step"]) for r in journal_records(out) if r["type"] == "call")
+    assert set(calls.values()) == {1}, "a call was journaled twice"
