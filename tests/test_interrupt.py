@@ -66,7 +66,7 @@ def journaled_stub_calls(out: Path) -> Counter:
                    for r in journal_records(out) if r["type"] == "call" and STUB_MODEL in r["run"])
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("sig", [signal.SIGINT, pytest.param(signal.SIGTERM, marks=pytest.mark.slow)], ids=["SIGINT", "SIGTERM"])
 def test_one_signal_journals_every_call_in_flight_and_the_resume_pays_nothing_twice(stub, lock, tmp_path, sig):
     stub.reset(delay=DELAY)
     out = tmp_path / "out"
