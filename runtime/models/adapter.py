@@ -323,10 +323,20 @@ def lone_surrogate(text: str) -> str | None:
     return None
 
 
+#: The most characters a reply may hold (its text, plus each tool call's id, name and arguments):
+#: the longest text lrc parses (`boundedjson.MAX_CHARS`). A longer reply is the model's invalid
+#: output, journaled without its text -- a provider answering with 20 MB made the journal and the
+#: run files hold it three times over (a 120 MB journal from two such replies), for an answer no
+#: check could read.
+MAX_REPLY_CHARS = 1_000_000
+
+
 def _message_dict(message: Any) -> dict[str, Any]:
     """The assistant message as plain data; TypeError if any part has the wrong type or is not
-    Unicode text (a lone surrogate: `lone_surrogate`)."""
+    Unicode text (a lone surrogate: `lone_surrogate`), ValueError if it is longer than
+    MAX_REPLY_CHARS."""
     calls = []
+    size = 0
     for c in getattr(message, "tool_calls", None) or []:
         fn = c.function
         if not isinstance(c.id, str) or not isinstance(fn.name, str) or not isinstance(fn.arguments or "{}", str):
@@ -336,9 +346,13 @@ def _message_dict(message: Any) -> dict[str, Any]:
             if found is not None:
                 raise TypeError(f"a tool call's {part} holds a lone surrogate ({found}), which is not Unicode text")
         calls.append({"id": c.id, "type": "function", "function": {"name": fn.name, "arguments": fn.arguments or "{}"}})
+        size += len(c.id) + len(fn.name) + len(fn.arguments or "")
     content = getattr(message, "content", None)
     if content is not None and not isinstance(content, str):
         raise TypeError(f"the content is a {type(content).__name__}, not text")
+    size += len(content or "")
+    if size > MAX_REPLY_CHARS:
+        raise ValueError(f"the reply holds {size:,} characters, more than the {MAX_REPLY_CHARS:,} a reply may hold")
     found = lone_surrogate(content) if content else None
     if found is not None:
         raise TypeError(f"the content holds a lone surrogate ({found}), which is not Unicode text")
