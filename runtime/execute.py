@@ -638,8 +638,10 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
     from lrc.runtime.journal import Journal, JournalError, JournalWriteError
     from lrc.runtime.models import adapter
     from lrc.runtime.pricing import decimal_str
-    from lrc.runtime.redact import build_redactor
+    from lrc.runtime.redact import build_redactor, declare_secret_variables
 
+    # A key variable the operator named is a credential whatever its name (never journaled, printed).
+    declare_secret_variables(e.api_key_env for e in options.endpoints.values())
     settings = options.settings
     seed_file, progress = options.seed_file, options.progress
     if (out / "erratum.json").is_file():  # its tables are corrected ones (lrc.runtime.errata): never run into it
@@ -842,7 +844,7 @@ def run_cli(lock_path: Path, out: Path, request: dict[str, Any] | None = None) -
     """`lrc execute`: `request` holds the command line's flags by name and the validated run
     profile (see `operate.from_request`)."""
     from lrc.runtime import operate
-    from lrc.runtime.redact import build_redactor
+    from lrc.runtime.redact import build_redactor, declare_secret_variables
 
     # A provider's error may echo the API key (a rejected key often is): never print it.
     redact = build_redactor()
@@ -851,6 +853,8 @@ def run_cli(lock_path: Path, out: Path, request: dict[str, Any] | None = None) -
     except operate.OptionsError as exc:
         _say(redact(f"lrc execute: {exc}"))
         return EXIT_PROBLEMS
+    declare_secret_variables(e.api_key_env for e in options.endpoints.values())  # whatever their names say
+    redact = build_redactor()
     try:
         return run(lock_path, out, options)
     except operate.OptionsError as exc:

@@ -14,6 +14,8 @@ result) and in whatever common form it appears:
 - URL (percent) encoding, and hexadecimal (lower or upper case, pieces of 16 or more hex
   digits: 8-digit pieces of hex would match ordinary digests too often).
 
+A variable a run profile or flag names as a model's key (`api_key_env`) is a secret whatever
+its name (`declare_secret_variables`): an operator may keep a key in `LEDGERRATE_OPENAI`.
 Variables whose name says they hold a location or a setting rather than a credential
 (`*_DIR`, `*_PATH`, `*_FILE`, `*_URL`...) are redacted only where their exact value appears.
 
@@ -137,12 +139,28 @@ class _Screen:
         return False
 
 
+#: Variables declared to hold a credential, whatever their names say (`declare_secret_variables`).
+_DECLARED: set[str] = set()
+
+
+def declare_secret_variables(names: Any) -> None:
+    """Treat these environment variables as credentials in every redactor built from now on in
+    this process: the key variables (`api_key_env`) of an execute's run profile and flags. Their
+    names need not say KEY or TOKEN, and a provider echoing a rejected key must not put it in
+    the journal, a trace or a message."""
+    _DECLARED.update(n for n in names if isinstance(n, str) and n)
+
+
+def _is_secret(name: str) -> bool:
+    return name in _DECLARED or bool(SECRET_NAME.search(name))
+
+
 def build_redactor(environ: dict[str, str] | None = None) -> Callable[[str], str]:
     environ = dict(os.environ if environ is None else environ)
     secrets = [
-        _Secret(name, value, pieces=not NOT_A_CREDENTIAL.search(name) and not any(c.isspace() for c in value))
+        _Secret(name, value, pieces=(name in _DECLARED or not NOT_A_CREDENTIAL.search(name)) and not any(c.isspace() for c in value))
         for name, value in sorted(environ.items())
-        if SECRET_NAME.search(name) and len(value) >= MIN_SECRET_LEN
+        if _is_secret(name) and len(value) >= MIN_SECRET_LEN
     ]
     screen = _Screen(secrets)
 

@@ -402,6 +402,24 @@ def test_a_subset_needs_only_its_own_models_keys(server, small_lock, tmp_path):
     assert res.returncode == 1 and KEY_ENV in res.stderr and server.count == 0, res.stderr
 
 
+@pytest.mark.parametrize("variable", ["LEDGERRATE_OPENAI", "STUB_AUTH_URL"])
+def test_a_key_in_a_variable_whose_name_says_nothing_is_still_never_written(server, small_lock, tmp_path, variable):
+    """The operator names the key's variable (`--api-key-env`, `api_key_env`); its name need not say
+    KEY or TOKEN (and may even end like a setting, _URL). The provider rejects the key and echoes it,
+    whole and base64'd in a Basic header: neither the terminal nor any file of the folder holds it."""
+    server.reset(faults=[Fault("status", status=401, echo_auth=True,
+                               echo=lambda auth: base64.b64encode(f"user:{auth}".encode()).decode())])
+    out = tmp_path / "out"
+    res = run_lrc("execute", small_lock, "--out", out, "--api-key-env", f"{STUB_MODEL}={variable}",
+                  env=lrc_env(None, **{variable: KEY}))
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "HTTP 401" in res.stderr and f"[REDACTED:{variable}]" in res.stderr, res.stderr
+    assert KEY not in res.stdout + res.stderr, "the API key was printed"
+    assert server.snapshot() and all(r.auth_present for r in server.snapshot()), "the key was not sent"
+    for name, data in tree(out).items():
+        assert KEY.encode() not in data and KEY[10:30].encode() not in data, f"the API key was written to {name}"
+
+
 def test_a_rejected_key_aborts_the_run_as_a_configuration_problem_without_printing_it(server, small_lock, tmp_path):
     # The provider rejects the key and echoes it in its error, as some providers do.
     status = 401
