@@ -8,7 +8,7 @@ each model's `max_concurrency` calls paid twice, on every interrupt. Now the fir
 - starts no new call: a run that has not started does not start; a run between two calls
   (an agentic loop, a task) stops before its next one, unjournaled, and its journaled calls
   are replayed on resume like those of any stopped run; a call waiting for a concurrency slot,
-  a retry or a budget reservation does not go out;
+  a retry (its backoff is cut short) or a budget reservation does not go out;
 - lets every call already sent finish (each within its request timeout), journals it, and
   journals the run records it completes (a single-shot run whose answer came back is done);
 - then the execute ends without rewriting the outputs, saying what is journaled, with exit
@@ -46,6 +46,7 @@ class Halt:
         self.say = say or (lambda text: print(text, file=sys.stderr, flush=True))  # the execute sets where it is said
         self._loop: asyncio.AbstractEventLoop | None = None
         self._installed: list[int] = []
+        self.event: asyncio.Event | None = None  # set by the first signal: a retry's backoff wakes on it
 
     @property
     def requested(self) -> bool:
@@ -63,6 +64,7 @@ class Halt:
     def install(self) -> None:
         """Take SIGINT and SIGTERM in the running loop (where that is possible: the main thread)."""
         self._loop = asyncio.get_running_loop()
+        self.event = asyncio.Event()
         for sig in SIGNALS:
             try:
                 self._loop.add_signal_handler(sig, self._on_signal, sig)
@@ -84,6 +86,8 @@ class Halt:
     def _on_signal(self, sig: int) -> None:
         if self.signum is None:
             self.signum = sig
+            if self.event is not None:
+                self.event.set()
             again = "Ctrl-C again" if sig == signal.SIGINT else f"{self.name} again"
             self.say(f"lrc execute: {self.name} received: stopping. No new call starts; waiting for the {self.in_flight} "
                       f"call(s) in flight to come back and be journaled (each within its request timeout). {again} "

@@ -107,3 +107,37 @@ def test_a_second_sigint_stops_at_once_and_the_resume_completes(stub, lock, tmp_
     assert resumed.returncode == 0, resumed.stderr
     calls = Counter((r["run"], r["step"]) for r in journal_records(out) if r["type"] == "call")
     assert set(calls.values()) == {1}, "a call was journaled twice"
+
+
+def test_a_stop_cuts_a_retry_backoff_short(stub, lock, tmp_path):
+    """Every request is answered 429 with Retry-After 30 s: the runs sit in their backoff. The
+    stop wakes them at once; no retry goes out, and the execute ends in seconds, not 30."""
+    from helpers.stub_server import Fault
+
+    stub.reset(faults=[Fault("status", status=429, retry_after="30")])
+    out = tmp_path / "out"
+    first = stub.count
+    proc = subprocess.Popen([*LRC, *with_profile(["execute", lock, "--out", out, "--no-progress"])],
+                            env=lrc_env(KEY, LRC_RETRY_MAX_SECONDS="60", LRC_RUN_DEADLINE_SECONDS="600"),
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while stub.count - first < 4:  # every slot's first attempt was refused: all in backoff
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate(timeout=30)[1]
+            time.sleep(0.01)
+        time.sleep(0.3)
+        sent = stub.count
+        signalled = time.monotonic()
+        os.kill(proc.pid, signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+        took = time.monotonic() - signalled
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=30)
+    after = stub.count
+    stub.reset(delay=DELAY)
+    assert proc.returncode == 130, stderr
+    assert took < 10, f"the stop waited {took:.1f} s for the backoff"
+    assert after == sent, "a retry went out after the stop"
+    assert "stopped on SIGINT" in stderr and "Traceback" not in stderr

@@ -521,11 +521,18 @@ async def _backoff(wait: float, lane: ModelLane, budget: RunBudget, failures: li
     _raise_if_stopped(lane, failures)
     lane.stats.waited_seconds += wait
     budget.spend(wait)
+    # Wake early if the model is stopped or the execute is (SIGINT/SIGTERM: lrc.runtime.halt).
+    wakers = [asyncio.ensure_future(lane.event.wait())]
+    if lane.halt is not None and lane.halt.event is not None:
+        wakers.append(asyncio.ensure_future(lane.halt.event.wait()))
     try:
-        await asyncio.wait_for(lane.event.wait(), timeout=wait)
-    except asyncio.TimeoutError:
-        return
-    _raise_if_stopped(lane, failures)
+        done, _ = await asyncio.wait(wakers, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waker in wakers:
+            waker.cancel()
+        await asyncio.gather(*wakers, return_exceptions=True)
+    if done:
+        _raise_if_stopped(lane, failures)
 
 
 def _is_timeout(exc: Exception, litellm: Any) -> bool:
