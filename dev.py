@@ -39,7 +39,19 @@ def _say(msg: str) -> None:
 
 
 def _run(cmd: list[str], **kw) -> int:
-    return subprocess.call([str(c) for c in cmd], cwd=ROOT, **kw)
+    """Run `cmd` in the foreground and return its exit code. Ctrl-C reaches the command too (it is
+    in this terminal's process group), so it is waited for, not killed: `lrc execute` stops its
+    own way (the calls in flight are journaled, it says how to resume). A second Ctrl-C kills it."""
+    proc = subprocess.Popen([str(c) for c in cmd], cwd=ROOT, **kw)
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        try:
+            return proc.wait()
+        except KeyboardInterrupt:
+            proc.kill()
+            proc.wait()
+            return 130
 
 
 class _Stage:
@@ -204,4 +216,8 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except KeyboardInterrupt:  # during a set-up stage: what it was doing is redone next time
+        print("\n[dev] interrupted", file=sys.stderr, flush=True)
+        sys.exit(130)

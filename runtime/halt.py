@@ -14,7 +14,8 @@ each model's `max_concurrency` calls paid twice, on every interrupt. Now the fir
 - then the execute ends without rewriting the outputs, saying what is journaled, with exit
   code 128 + the signal's number (130 for SIGINT, 143 for SIGTERM). The same command resumes.
 
-A second signal stops at once, as before: SIGINT raises KeyboardInterrupt ("lrc: interrupted",
+A second signal (half a second or more after the first: `DUPLICATE_SECONDS`) stops at once,
+as before: SIGINT raises KeyboardInterrupt ("lrc: interrupted",
 exit 130), SIGTERM ends the process by its default action. What was acknowledged in the journal
 survives either way (journal.py, "Durability"); only the calls still in flight are paid again.
 
@@ -28,9 +29,38 @@ import asyncio
 import os
 import signal
 import sys
+import time
 from typing import Callable
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
+#: A second signal this soon after the first is the same one: a terminal's Ctrl-C reaches every
+#: process of the group at once, and a forked child that still holds the loop's wakeup fd would
+#: report its copy there. A person pressing Ctrl-C again takes longer than this.
+DUPLICATE_SECONDS = 0.5
+
+
+#: Is a Halt installed in this process now? (Read in a forked child: `_forked_child`.)
+_installed_here = False
+
+
+def _forked_child() -> None:
+    """In a child forked while a Halt is installed (a recalculation worker of a task run): the
+    terminal's Ctrl-C, and a SIGTERM to the process group, reach the child too. It ignores both,
+    so the work in flight finishes (the parent decides what stops; the child's own limits still
+    bound it), and it drops the event loop's wakeup fd it inherited: a signal it received would
+    otherwise be written there and reach the parent's loop as a second signal of the parent's own.
+    (A subprocess started with exec runs no fork hooks and starts with default handlers.)"""
+    if not _installed_here:
+        return
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    except (ValueError, OSError):  # pragma: no cover - not the child's main thread: nothing to drop
+        pass
+
+
+os.register_at_fork(after_in_child=_forked_child)
 
 
 class Halted(Exception):
@@ -47,6 +77,7 @@ class Halt:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._installed: list[int] = []
         self.event: asyncio.Event | None = None  # set by the first signal: a retry's backoff wakes on it
+        self._first = 0.0  # when the first signal came (time.monotonic)
 
     @property
     def requested(self) -> bool:
@@ -63,6 +94,7 @@ class Halt:
 
     def install(self) -> None:
         """Take SIGINT and SIGTERM in the running loop (where that is possible: the main thread)."""
+        global _installed_here
         self._loop = asyncio.get_running_loop()
         self.event = asyncio.Event()
         for sig in SIGNALS:
@@ -71,10 +103,13 @@ class Halt:
             except (ValueError, RuntimeError, NotImplementedError):  # not the main thread, or no signals here
                 continue
             self._installed.append(sig)
+        _installed_here = bool(self._installed)
 
     def uninstall(self) -> None:
         """Give the signals back to their defaults (SIGINT: KeyboardInterrupt)."""
+        global _installed_here
         loop, self._installed = self._loop, []
+        _installed_here = False
         if loop is None or loop.is_closed():
             return
         for sig in SIGNALS:
@@ -84,8 +119,12 @@ class Halt:
                 pass
 
     def _on_signal(self, sig: int) -> None:
+        now = time.monotonic()
+        if self.signum is not None and now - self._first < DUPLICATE_SECONDS:
+            return  # the same Ctrl-C, seen again (a forked child's copy of the loop's wakeup fd)
         if self.signum is None:
             self.signum = sig
+            self._first = now
             if self.event is not None:
                 self.event.set()
             again = "Ctrl-C again" if sig == signal.SIGINT else f"{self.name} again"

@@ -90,3 +90,30 @@ def test_the_chromium_stage_never_fails_set_up(monkeypatch, capsys, root: bool, 
         assert calls[1][:2] == ["apt-get", "update"]  # missing package lists are fetched once
     else:
         assert out.startswith("[dev] installing chromium") and out.rstrip().endswith(" s") and len(calls) == 1
+
+
+def test_ctrl_c_lets_the_running_command_stop_its_own_way(tmp_path):
+    """Ctrl-C goes to the whole process group: dev.py waits for its command (which may be stopping
+    cleanly, as `lrc execute` does) and returns that command's exit code, without a traceback."""
+    import os
+    import signal
+    import time
+
+    ready = tmp_path / "ready"
+    child = ("import signal, sys, time, pathlib\n"
+             "signal.signal(signal.SIGINT, lambda *a: (time.sleep(0.5), sys.exit(7)))\n"
+             f"pathlib.Path({str(ready)!r}).write_text('x')\n"
+             "time.sleep(60)\n")
+    driver = ("import importlib.util, sys\n"
+              f"spec = importlib.util.spec_from_file_location('dev', {str(REPO / 'dev.py')!r})\n"
+              "dev = importlib.util.module_from_spec(spec); spec.loader.exec_module(dev)\n"
+              f"sys.exit(dev._run([sys.executable, '-c', {child!r}]))\n")
+    proc = subprocess.Popen([sys.executable, "-c", driver], start_new_session=True, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not ready.exists():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1]
+        time.sleep(0.01)
+    os.killpg(proc.pid, signal.SIGINT)  # what the terminal does on Ctrl-C
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 7, stderr
+    assert "Traceback" not in stderr

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -39,7 +40,8 @@ def lock(stub: StubServer, tmp_path_factory) -> Path:
 
 
 def signal_when(server: StubServer, lock: Path, out: Path, seen: int, signals: list[int]) -> subprocess.CompletedProcess:
-    """Start `lrc execute`; once the server has received `seen` requests, send `signals` (0.05 s apart)."""
+    """Start `lrc execute`; once the server has received `seen` requests, send `signals` (0.8 s
+    apart: closer than `halt.DUPLICATE_SECONDS` they count as one)."""
     first = server.count
     proc = subprocess.Popen([*LRC, *with_profile(["execute", lock, "--out", out, "--no-progress"])], env=lrc_env(KEY),
                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -49,9 +51,10 @@ def signal_when(server: StubServer, lock: Path, out: Path, seen: int, signals: l
             assert proc.poll() is None, f"lrc execute ended before the signal:\n{proc.communicate()[1]}"
             assert time.monotonic() < deadline, "the run never reached the signal point"
             time.sleep(0.002)
-        for sig in signals:
+        for i, sig in enumerate(signals):
+            if i:
+                time.sleep(0.8)
             os.kill(proc.pid, sig)
-            time.sleep(0.05)
         stdout, stderr = proc.communicate(timeout=120)
     except BaseException:
         proc.kill()
@@ -97,9 +100,10 @@ def test_one_signal_journals_every_call_in_flight_and_the_resume_pays_nothing_tw
 
 
 def test_a_second_sigint_stops_at_once_and_the_resume_completes(stub, lock, tmp_path):
-    stub.reset(delay=DELAY)
+    stub.reset(delay=3.0)  # the calls in flight outlast the second Ctrl-C, 0.8 s after the first
     out = tmp_path / "out"
-    res = signal_when(stub, lock, out, seen=6, signals=[signal.SIGINT, signal.SIGINT])
+    res = signal_when(stub, lock, out, seen=4, signals=[signal.SIGINT, signal.SIGINT])
+    stub.reset(delay=DELAY)
     assert res.returncode == 130, res.stderr
     assert "SIGINT received: stopping" in res.stderr and "lrc: interrupted" in res.stderr
     assert "Traceback" not in res.stderr
@@ -141,3 +145,65 @@ def test_a_stop_cuts_a_retry_backoff_short(stub, lock, tmp_path):
     assert took < 10, f"the stop waited {took:.1f} s for the backoff"
     assert after == sent, "a retry went out after the stop"
     assert "stopped on SIGINT" in stderr and "Traceback" not in stderr
+
+
+def test_a_ctrl_c_to_the_process_group_is_one_stop_and_forked_work_in_flight_finishes(tmp_path):
+    """The terminal sends Ctrl-C to every process of the group, the recalculation workers lrc
+    forks included. A worker ignores it and finishes its work (the parent decides what stops), and
+    its inherited copy of the event loop's wakeup fd never reports a second signal to the parent:
+    one Ctrl-C is one graceful stop, never "Ctrl-C again"."""
+    import json
+
+    ready = tmp_path / "ready"
+    driver = f"""
+import asyncio, json, pathlib, time
+from lrc.runtime import halt as halt_module
+from lrc.runtime.artifacts import recalc_worker
+from lrc.runtime.halt import Halt
+
+halt_module.DUPLICATE_SECONDS = 0  # every signal the loop sees counts: a worker's copy would be a second Ctrl-C
+
+def work():
+    pathlib.Path({str(ready)!r}).write_text("x")
+    time.sleep(1.5)
+    return 42
+
+async def main():
+    halt = Halt(lambda text: None)
+    halt.install()
+    try:
+        answer = await asyncio.to_thread(recalc_worker.run_limited, work)
+        await asyncio.sleep(0.3)  # a second signal, if one were coming, would be handled by now
+    finally:
+        halt.uninstall()
+    return answer, halt.signum
+
+answer, signum = asyncio.run(main())
+print(json.dumps({{"answer": answer, "signum": signum}}))
+"""
+    proc = subprocess.Popen([sys.executable, "-c", driver], start_new_session=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not ready.exists():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1]
+        time.sleep(0.01)
+    os.killpg(proc.pid, signal.SIGINT)  # what the terminal does on Ctrl-C
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    assert json.loads(stdout) == {"answer": [42, ""], "signum": signal.SIGINT}
+
+
+def test_a_signal_within_half_a_second_of_the_first_is_the_same_one(monkeypatch):
+    from lrc.runtime import halt as halt_module
+
+    said: list[str] = []
+    clock = [100.0]
+    monkeypatch.setattr(halt_module.time, "monotonic", lambda: clock[0])
+    halt = halt_module.Halt(said.append)
+    halt._on_signal(signal.SIGINT)
+    clock[0] += halt_module.DUPLICATE_SECONDS / 2
+    halt._on_signal(signal.SIGINT)  # the same Ctrl-C, seen twice
+    assert halt.signum == signal.SIGINT and len(said) == 1
+    clock[0] += halt_module.DUPLICATE_SECONDS
+    with pytest.raises(KeyboardInterrupt):  # pressed again: at once
+        halt._on_signal(signal.SIGINT)
