@@ -95,9 +95,7 @@ def test_the_chromium_stage_never_fails_set_up(monkeypatch, capsys, root: bool, 
 def test_ctrl_c_lets_the_running_command_stop_its_own_way(tmp_path):
     """Ctrl-C goes to the whole process group: dev.py waits for its command (which may be stopping
     cleanly, as `lrc execute` does) and returns that command's exit code, without a traceback."""
-    import os
-    import signal
-    import time
+    from helpers.ctrl_c import ctrl_c_when_ready
 
     ready = tmp_path / "ready"
     child = ("import signal, sys, time, pathlib\n"
@@ -108,12 +106,6 @@ def test_ctrl_c_lets_the_running_command_stop_its_own_way(tmp_path):
               f"spec = importlib.util.spec_from_file_location('dev', {str(REPO / 'dev.py')!r})\n"
               "dev = importlib.util.module_from_spec(spec); spec.loader.exec_module(dev)\n"
               f"sys.exit(dev._run([sys.executable, '-c', {child!r}]))\n")
-    proc = subprocess.Popen([sys.executable, "-c", driver], start_new_session=True, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
-    while not ready.exists():
-        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1]
-        time.sleep(0.01)
-    os.killpg(proc.pid, signal.SIGINT)  # what the terminal does on Ctrl-C
-    _, stderr = proc.communicate(timeout=30)
-    assert proc.returncode == 7, stderr
-    assert "Traceback" not in stderr
+    res = ctrl_c_when_ready(driver, ready)
+    assert res.returncode == 7, res.stderr
+    assert "Traceback" not in res.stderr

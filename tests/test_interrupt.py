@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -154,6 +153,8 @@ def test_a_ctrl_c_to_the_process_group_is_one_stop_and_forked_work_in_flight_fin
     one Ctrl-C is one graceful stop, never "Ctrl-C again"."""
     import json
 
+    from helpers.ctrl_c import ctrl_c_when_ready
+
     ready = tmp_path / "ready"
     driver = f"""
 import asyncio, json, pathlib, time
@@ -181,16 +182,9 @@ async def main():
 answer, signum = asyncio.run(main())
 print(json.dumps({{"answer": answer, "signum": signum}}))
 """
-    proc = subprocess.Popen([sys.executable, "-c", driver], start_new_session=True, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
-    while not ready.exists():
-        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1]
-        time.sleep(0.01)
-    os.killpg(proc.pid, signal.SIGINT)  # what the terminal does on Ctrl-C
-    stdout, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 0, stderr
-    assert json.loads(stdout) == {"answer": [42, ""], "signum": signal.SIGINT}
+    res = ctrl_c_when_ready(driver, ready)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout) == {"answer": [42, ""], "signum": signal.SIGINT}
 
 
 def test_a_signal_within_half_a_second_of_the_first_is_the_same_one(monkeypatch):
