@@ -191,7 +191,7 @@ def _hide_key_values(diags: Diagnostics, start: int) -> None:
     for i in range(start, len(diags.items)):
         d = diags.items[i]
         if (d.pointer and d.pointer.endswith("/api_base") and d.code == "LRC2005" and "does not match" in d.summary
-                and _may_hold_credential(d.summary.split(" does not match", 1)[0])):
+                and _may_hold_credential(d.summary.rsplit(" does not match ", 1)[0])):  # the value: all before the pattern
             diags.items[i] = replace(d, summary=_CREDENTIAL_URL)
             continue
         if d.pointer and d.pointer.endswith("/api_key_env") and d.code in ("LRC2001", "LRC2005", "LRC2009"):

@@ -165,6 +165,18 @@ def test_the_runtime_refuses_such_an_api_base_whoever_built_the_request(form):
     assert KEY not in str(info.value) and "may hold no user, password, query or fragment" in str(info.value)
 
 
+def test_a_refused_api_base_is_not_shown_even_when_it_quotes_the_diagnostics_own_words(tmp_path):
+    """The value is everything before the pattern in the diagnostic, whatever words it holds."""
+    from lrc.compiler import profile
+    from lrc.compiler.diagnostics import Diagnostics
+
+    path = write(tmp_path / "run.yaml", f'kind: run-profile\nmodels:\n  lrc/null:\n    api_base: "https://h/v1 does not match x@{KEY}"\n')
+    diags = Diagnostics()
+    assert profile.check(path, "run.yaml", {}, EMBEDDED, diags, embedded=EMBEDDED) is None
+    assert [d.code for d in diags.items] == ["LRC2005"]
+    assert KEY not in repr(diags.items) and "may hold no user, password, query or fragment" in diags.items[0].summary
+
+
 @pytest.mark.parametrize("url", ["http://127.0.0.1:8000/v1", "https://api.example.com", "https://h.example/v1/",
                                  "http://h:80", "https://h.example/openai/deployments/a@b/v1"])
 def test_a_plain_endpoint_is_accepted_by_schema_and_runtime_alike(url):
