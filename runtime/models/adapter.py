@@ -17,6 +17,7 @@ import errno
 import gc
 import os
 import re
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -43,6 +44,9 @@ def load_litellm() -> Any:
     litellm.drop_params = False
     litellm.telemetry = False
     _trim_per_call_path(litellm)
+    from lrc.runtime.models import bounded_http  # imports httpx: only with litellm, never on the report's path
+
+    bounded_http.install(litellm)  # a provider's response holds at most MAX_RESPONSE_BYTES
     for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "httpx"):
         logging.getLogger(name).setLevel(logging.ERROR)
     from lrc.runtime.models import reference
@@ -160,6 +164,10 @@ def unreadable_response(exc: BaseException) -> bool:
         seen.add(id(current))
         chain.append(current)
         current = current.__cause__ or current.__context__
+    # Imported with litellm (load_litellm); before that no response was read, so none was too large.
+    bounded = sys.modules.get("lrc.runtime.models.bounded_http")
+    if bounded is not None and any(isinstance(e, bounded.ResponseTooLarge) for e in chain):
+        return True  # it arrived, too large to read: the same request would fetch it again
     for e in chain:
         if type(e).__module__.split(".")[0] in _TRANSPORT_PACKAGES or isinstance(e, (ConnectionError, TimeoutError, asyncio.TimeoutError)):
             return False

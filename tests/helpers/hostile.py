@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 BIG_INT = "9" * 5000
 DEEP = 5000
+OVER_THE_BOUND = 32 * 1024 * 1024 + 1  # bounded_http.MAX_RESPONSE_BYTES + 1 (test_response_bound.py checks)
 
 
 def _q(text: str) -> str:
@@ -109,6 +110,9 @@ SHAPES: dict[str, Callable[[dict[str, Any]], bytes]] = {
     "top-level-array": lambda b: b"[]",
     "body-deep": lambda b: b"[" * DEEP + b"]" * DEEP,
     "body-big-int": lambda b: BIG_INT.encode(),
+    # Valid JSON, an ordinary answer -- followed by more whitespace than a response may hold
+    # (bounded_http.MAX_RESPONSE_BYTES): read whole, it is 32 MiB in memory per call.
+    "body-over-the-bound": lambda b: _envelope('{"role": "assistant", "content": "{\\"labels\\": []}"}') + b" " * OVER_THE_BOUND,
 }
 
 
