@@ -7,7 +7,8 @@ make exits 0); 4 a plan.lock or output folder was refused (tampered, stale or fo
 also a folder that is not a run folder, or overlapping folders that disagree); 5 calibration
 failed (`execute`/`report`: the oracle below n/n or the null model above 0 in some cell); 6 the
 output folder is unusable (a file, read-only, disk full: fix it and rerun to resume); 7 the
-`--budget` was reached (no further call started; a larger budget resumes); 70 an internal error (a bug).
+`--budget` was reached (no further call started; a larger budget resumes); 8 the edition's window
+(seed §3) has closed (no run started after it; `--outside-window` makes them); 70 an internal error (a bug).
 `lrc package` exits 4 when it refuses a run folder (no journal or summary, another plan, code that
 differs from the lock). `lrc verify` exits 1 when a recomputed value differs from the published one
 (or cannot be recomputed), 4 when it refuses the archive (not a package, damaged or hostile).
@@ -103,6 +104,10 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--budget", type=_usd, metavar="USD",
                    help="never start a call that could take the total spent in this folder above USD (exit 7 when reached; "
                         "a larger budget resumes)")
+    e.add_argument("--outside-window", action="store_true",
+                   help="make runs even after the edition's window (window_hours from this folder's first execute, "
+                        "seed §3) closed; each is journaled as outside the window and the rate card counts them "
+                        "(without it: exit 8, no run starts after the close)")
 
     m = sub.add_parser("merge", help="combine shard folders of one plan into one run folder (journal, items, every output)")
     m.add_argument("lock", type=Path, metavar="PLAN.lock",
@@ -445,7 +450,7 @@ def _cmd_execute(args) -> int:
                                          "models": flat(args.models), "workloads": flat(args.workloads),
                                          "limit": args.limit, "shard": args.shard,
                                          "cache_dir": args.cache, "cache_sampled": args.cache_sampled,
-                                         "budget": args.budget})
+                                         "budget": args.budget, "outside_window": args.outside_window})
 
 
 def _operating_request(args, command: str = "execute") -> dict | None:

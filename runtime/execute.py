@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from lrc.runtime.lock import format as lockformat
 from lrc.runtime.lock.canonical import digest, digest_bytes
 from lrc.runtime.lock.templating import render
+from lrc.runtime import window
 from lrc.runtime.judging import judge_record
 
 if TYPE_CHECKING:
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_INCOMPLETE, EXIT_REFUSED, EXIT_CALIBRATION, EXIT_UNUSABLE = 0, 1, 3, 4, 5, 6
 EXIT_BUDGET = 7  # --budget reached: no further call was started; a larger budget resumes
+EXIT_WINDOW = 8  # the edition's window (seed §3) closed: no run starts after it; --outside-window makes them
 
 
 class Refused(Exception):
@@ -182,13 +184,14 @@ def render_messages(workload: dict[str, Any], system: str, item, model: dict[str
 
 async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, list], modules: dict[str, ModuleType],
                    journal, progress: bool, settings, endpoint=None, cache=None, spending=None, judging=None,
-                   out: Path | None = None, halt=None) -> Any:
+                   out: Path | None = None, halt=None, gate: "WindowGate | None" = None) -> Any:
     """Run every pending run; the infrastructure figures (`infra.InfraStats`) come back.
     `cache` is the response cache (`response_cache.ResponseCache`) of `--cache`, if any;
     `spending` is the execute's `budget.Budget` (--budget), or None; `judging` the judge step
     (`lrc.runtime.judging.Judging`) of a plan with judged workloads, or None; `out` the run folder
     (a task run works on a private copy of its files there); `halt` the execute's
-    `lrc.runtime.halt.Halt` (SIGINT/SIGTERM: no new call starts, calls in flight are journaled)."""
+    `lrc.runtime.halt.Halt` (SIGINT/SIGTERM: no new call starts, calls in flight are journaled);
+    `gate` the edition's window (no run starts after its close, unless --outside-window)."""
     from lrc.runtime import tool_call_cap
     from lrc.runtime.budget import BudgetReached
     from lrc.runtime.halt import Halt, Halted
@@ -297,6 +300,7 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
             if bar:
                 bar.update(1)
             return
+        placed: list[bool] = []  # [outside the window?] once the run's first call goes out in this execute
         model = plan["models"][spec.model]
         item = items[spec.workload][spec.item_index]
         task = spec.workload in task_refs
@@ -330,6 +334,7 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
             # -- response cache (--cache): an identical request of an earlier run answers without a call
             hit = cache.lookup(request, spec.item_id, spec.repetition, model) if cache is not None else None
             if hit is not None:
+                place()
                 await journal.commit({"type": "call", "run": spec.key, "step": step, "request": request, **hit.journal_fields()})
                 r = hit.response
                 return Turn(r["message"], r["finish_reason"], r["refusal"], r.get("invalid"))
@@ -341,6 +346,7 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
                 waited_ms = int((time.monotonic() - waiting) * 1000)
                 try:
                     halt.check()  # a stop while this call waited for its slot: it does not go out
+                    place()  # the edition's window, decided when the run's first call goes out
                     halt.in_flight += 1
                     try:
                         res = await adapter.complete(model, messages, tools, system.get("request_timeout_seconds", 300), lanes[spec.model], budget)
@@ -358,6 +364,17 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
             if cache is not None:  # response cache: store what was paid (after it is journaled)
                 cache.store(record, spec.item_id, spec.repetition, model)
             return Turn(res.message, res.finish_reason, res.refusal, res.invalid)
+
+        def place() -> None:
+            """Seed §3: a run starts when its first call goes out (or is answered from the cache);
+            after the window's close it does not start (WindowClosed), or with --outside-window it
+            is journaled as outside. A run that started inside goes on."""
+            if placed or gate is None:
+                return
+            outside = gate.outside(window.now())
+            if gate.stopped:
+                raise WindowClosed()
+            placed.append(outside)
 
         budget = lanes[spec.model].run_budget()
         task_record = None
@@ -379,7 +396,7 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
                     outcome = await runner.run(ctx)
                 except tool_call_cap.OverCap as over:
                     outcome = tool_call_cap.outcome(over)
-        except (BudgetReached, Halted):  # the run stops unjournaled; its journaled calls are replayed on resume
+        except (BudgetReached, Halted, WindowClosed):  # the run stops unjournaled; its journaled calls are replayed on resume
             return
         except adapter.InfraExhausted as exc:
             await journal.commit({"type": "infra_exhausted", "run": spec.key, "failures": [vars(f) for f in exc.failures],
@@ -397,6 +414,7 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
         await journal.commit({  # the run is done once this line is fsync'd (acknowledged)
             "type": "run", "run": spec.key, "workload": spec.workload, "model": spec.model, "system": spec.system,
             "item": spec.item_id, "item_index": spec.item_index, "repetition": spec.repetition, **fields,
+            **({"outside_window": True} if placed and placed[0] else {}),  # started after the window closed (--outside-window)
         })
         if task:  # journaled: the scratch copy has done its work
             await asyncio.to_thread(task_runner.remove_work_folder, out, spec)
@@ -445,6 +463,27 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
             bar.set_postfix_str(stats.postfix(), refresh=False)
             bar.close()
     return stats
+
+
+class WindowClosed(Exception):
+    """A run's first call would go out after the edition's window closed: the run does not start."""
+
+
+class WindowGate:
+    """The edition's window during one execute: `outside(now)` says whether a run starting now
+    starts after the close; without --outside-window such a run does not start (`stopped`)."""
+
+    def __init__(self, win: "window.Window", outside_allowed: bool):
+        self.window = win
+        self.outside_allowed = outside_allowed
+        self.stopped = False
+
+    def outside(self, at: float) -> bool:
+        if not self.window.closed(at):
+            return False
+        if not self.outside_allowed:
+            self.stopped = True
+        return True
 
 
 def _call_record(spec: RunSpec, step: int, request: str, res, waited_ms: int) -> dict[str, Any]:
@@ -705,10 +744,24 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
             done = sum(1 for r in chosen if r.key in journal.runs)
             if done:
                 _say(f"resuming: {done} of {len(chosen)} runs already journaled; they are not repeated")
+            # Seed §3: the runs start within the edition's window, opened by the folder's first
+            # execute (runtime/window.py). Once it has closed no run starts (--outside-window: they
+            # do, and are journaled as outside it).
+            started = window.now()
+            gate = WindowGate(window.of(plan, journal), options.outside_window)
             if any(r.key not in journal.runs for r in chosen):
+                if gate.window.closed(started) and not options.outside_window:
+                    left = sum(1 for r in chosen if r.key not in journal.runs)
+                    _say(f"lrc execute: the edition's window ({gate.window.describe()}; seed §3) has closed: {left} "
+                         f"run(s) were not made, and none is started now. Runs made after the close would not be "
+                         f"comparable with the others; execute into a new folder (a new window), or pass "
+                         f"--outside-window to make them anyway (the rate card then counts them as outside).")
+                    return EXIT_WINDOW
+                if gate.window.opened is None:  # this execute opens the window
+                    gate = WindowGate(window.Window(started, gate.window.hours), options.outside_window)
                 # How this execute is operated, once, before the first run it journals (an
-                # execute with nothing to do leaves the journal as it was).
-                journal.append({"type": "session", "operation": options.operation(callable_models)})
+                # execute with nothing to do leaves the journal as it was); when it started.
+                journal.append({"type": "session", "opened": window.stamp(started), "operation": options.operation(callable_models)})
             if cache is not None:  # what earlier executes of this folder paid for, in case it is not stored yet
                 cache.store_journaled(journal.calls.values(), {r.key: r for r in runs}, plan["models"])
             try:
@@ -726,7 +779,7 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
                 judging = Judging(plan, modules, items, seed)
             halt = Halt()
             stats = asyncio.run(_execute(plan, chosen, items, modules, journal, progress, settings, options.endpoint, cache,
-                                         spending, judging, out, halt))
+                                         spending, judging, out, halt, gate))
         except JournalWriteError as exc:
             kept = len(journal.runs)
             raise Unusable(f"{exc}; the {kept} run(s) journaled so far are kept. "
@@ -753,6 +806,12 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
             _say(f"lrc execute: warning: actual costs exceeded their reservations by ${decimal_str(spending.overrun)} "
                  f"(the provider counted more tokens than lrc's offline count plus its margin)")
         return EXIT_CALIBRATION if _finish("lrc execute", summary) == EXIT_CALIBRATION else EXIT_BUDGET
+    if gate.stopped:
+        _say(f"lrc execute: the edition's window ({gate.window.describe()}; seed §3) closed during this execute: no "
+             f"run started after it, the runs in flight finished and were journaled. {summary.not_run + summary.incomplete} "
+             f"run(s) have no result; execute into a new folder (a new window), or pass --outside-window to make them "
+             f"anyway (the rate card then counts them as outside).")
+        return EXIT_CALIBRATION if _finish("lrc execute", summary) == EXIT_CALIBRATION else EXIT_WINDOW
     if spending is not None:
         _say(f"lrc execute: budget: {spending.summary()}")
     if summary.incomplete:

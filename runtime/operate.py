@@ -54,6 +54,7 @@ class RunOptions:
     budget: Decimal | None = None  # --budget USD: no call is started that could take the total above it
     cache_dir: Path | None = None  # --cache DIR: the content-addressed response cache
     cache_sampled: bool = False  # reuse cached responses for temperature > 0 as well
+    outside_window: bool = False  # --outside-window: make runs after the edition's window closed (runtime/window.py)
     seed_file: Path | None = None
     progress: bool = True
     profile_path: Path | None = None  # the run profile these settings came from, if any
@@ -82,7 +83,8 @@ class RunOptions:
                   "limit": self.limit, "shard": None if self.shard is None else f"{self.shard[0]}/{self.shard[1]}"}
         return {"profile": None if self.profile_path is None else str(self.profile_path), "settings": settings, "models": models,
                 "selection": chosen, "budget_usd": None if self.budget is None else str(self.budget),
-                "cache": None if self.cache_dir is None else {"dir": str(self.cache_dir), "sampled": self.cache_sampled}}
+                "cache": None if self.cache_dir is None else {"dir": str(self.cache_dir), "sampled": self.cache_sampled},
+                **({"outside_window": True} if self.outside_window else {})}
 
     @property
     def partial(self) -> bool:
@@ -163,7 +165,7 @@ def from_request(request: dict | None = None, env: Mapping[str, str] | None = No
                       models=_names(request.get("models"), "--models"), workloads=_names(request.get("workloads"), "--workloads"),
                       limit=_limit(request.get("limit")), shard=_shard(request.get("shard")),
                       cache_dir=None if cache_dir is None else Path(cache_dir), cache_sampled=cache_sampled,
-                      budget=budget)
+                      budget=budget, outside_window=bool(request.get("outside_window")))
 
 
 def _endpoint(model: str, entry: dict[str, Any]) -> ModelEndpoint:

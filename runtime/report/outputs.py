@@ -25,7 +25,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from lrc.runtime import boundedjson, filebytes
+from lrc.runtime import boundedjson, filebytes, window
 from lrc.runtime.failures import categorize
 from lrc.runtime.grading import grade
 from lrc.runtime.lock import judges as judge_models
@@ -46,7 +46,7 @@ from lrc.runtime.tasks import report as task_report
 from lrc.runtime.tasks.grade_memo import GradeMemo
 
 COMPONENT_ID = "lrc.analysis"
-COMPONENT_VERSION = 50
+COMPONENT_VERSION = 51
 
 TRACE_FORMAT = 1
 
@@ -606,7 +606,8 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
                                 paired=paired if paired is not None else f"{PARTIAL_NOTE}: no paired comparisons")
         tasks_block["reliability_report"] = page
         _write_text(out / "reliability-report.md", reliability.markdown(page))
-    card = rate_card_markdown(cells, derived, edition, covered, reused=reused_notes, paired=paired,
+    window_summary = window.summary(plan, journal)
+    card = rate_card_markdown(cells, derived, edition, covered, reused=reused_notes, paired=paired, window=window_summary,
                               reuse_totals=(reuse["reused_calls"], reuse["reused_calls"] + reuse["paid_calls"],
                                             reuse["reused_cost"], reuse["reused_origin_cost"], reuse["paid_cost"]))
     if tasks_block is not None:  # the tasks' table goes above the footer
@@ -626,6 +627,7 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
         "coverage": [c for c in covered["cells"] if c["made"] < c["planned"]],
         "derived": json.loads(json.dumps(derived, default=str)), "calibration": calibration, "software": versions,
         "operation": operation_summary(journal),
+        "window": window_summary,
         "failure_categories": tally.summary(),
         **({"judge": judge_summary(plan, cells, review)} if judged_workloads else {}),
         **({"tasks": tasks_block} if tasks_block is not None else {}),

@@ -22,6 +22,7 @@ from lrc.runtime.report.aggregate import CELL_KEY, CHECK_ROLES, exact_cpo
 from lrc.runtime.report.labels import model_label
 from lrc.runtime.report.stats import MONEY_CONTEXT
 from lrc.runtime.report.errata_card import section as errata_section
+from lrc.runtime.window import rate_card_line as window_line
 
 if TYPE_CHECKING:
     import polars as pl
@@ -293,7 +294,7 @@ def rate_card_markdown(cells: pl.DataFrame, derived: Mapping[str, Any] | str,
                        edition: Mapping[str, Any], coverage: Mapping[str, Any] | None = None,
                        reused: Mapping[tuple, tuple[int, Decimal]] | None = None,
                        reuse_totals: tuple[int, int, Decimal, Decimal, Decimal] | None = None,
-                       paired: Mapping[str, Any] | None = None) -> str:
+                       paired: Mapping[str, Any] | None = None, window: Mapping[str, Any] | None = None) -> str:
     """The rate card as Markdown: rates per system, multipliers, cell tables, footer.
 
     `coverage` (`outputs.coverage`) with runs not made marks the card partial: a banner and the
@@ -301,7 +302,8 @@ def rate_card_markdown(cells: pl.DataFrame, derived: Mapping[str, Any] | str,
     `reused` (cell key -> reused calls, what they cost where they were paid) and `reuse_totals`
     (reused calls, all calls, their cost at this edition's prices, at their origins' prices,
     this folder's own calls' cost) describe responses answered from a response cache.
-    `paired` (`paired.compare`) adds the paired system comparisons."""
+    `paired` (`paired.compare`) adds the paired system comparisons; `window` (`window.summary`) a
+    line saying whether the runs were made within the edition's window (seed §3)."""
     threshold = str(edition["qualifying_threshold"])
     rows = sorted(cells.iter_rows(named=True), key=lambda c: tuple(c[k] for k in CELL_KEY))
     by_key = {tuple(c[k] for k in CELL_KEY): c for c in rows}
@@ -315,7 +317,7 @@ def rate_card_markdown(cells: pl.DataFrame, derived: Mapping[str, Any] | str,
         "",
     ]
     if partial:
-        return "\n".join(out + _partial_banner(coverage) + _cells_and_footer(rows, threshold, edition, brand, reused, reuse_totals))
+        return "\n".join(out + _partial_banner(coverage) + _cells_and_footer(rows, threshold, edition, brand, reused, reuse_totals, window))
     workloads = derived["workloads"]
     systems = sorted({s for w in workloads.values() for s in w["systems"]},
                      key=lambda s: (_SYSTEM_ORDER.get(s, 99), s))
@@ -334,12 +336,13 @@ def rate_card_markdown(cells: pl.DataFrame, derived: Mapping[str, Any] | str,
         out += ["## Agentic multiplier (agentic CPO ÷ single-shot CPO)", ""]
         out += [f"- {_items_per_card(edition, w)[0]} · {model_label(m)}: {_ratio(v)}" for w, m, v in multipliers]
         out.append("")
-    return "\n".join(out + _cells_and_footer(rows, threshold, edition, brand, reused, reuse_totals))
+    return "\n".join(out + _cells_and_footer(rows, threshold, edition, brand, reused, reuse_totals, window))
 
 
 def _cells_and_footer(rows: list[dict[str, Any]], threshold: str, edition: Mapping[str, Any], brand: str,
                       reused: Mapping[tuple, tuple[int, Decimal]] | None = None,
-                      reuse_totals: tuple[int, int, Decimal, Decimal, Decimal] | None = None) -> list[str]:
+                      reuse_totals: tuple[int, int, Decimal, Decimal, Decimal] | None = None,
+                      window: Mapping[str, Any] | None = None) -> list[str]:
     out = ["## Cells", ""]
     for workload in sorted({c["workload"] for c in rows}):
         out += [f"### {workload}", ""]
@@ -356,6 +359,8 @@ def _cells_and_footer(rows: list[dict[str, Any]], threshold: str, edition: Mappi
             "",
         ]
     out += errata_section(rows, edition)  # a regraded folder: the corrections, loudly (lrc regrade)
+    if window is not None:  # seed §3: were the runs made within the edition's window?
+        out += [window_line(window), ""]
     out += [
         "Infrastructure-check and floor-check models are shown as checks of the harness; "
         "they are never rate-card candidates.",
