@@ -438,3 +438,39 @@ def test_a_rejected_key_aborts_the_run_as_a_configuration_problem_without_printi
     assert len({r.digest for r in records}) == len(records) <= 4
     for name, data in tree(out).items():
         assert KEY.encode() not in data, f"the API key was written to {name}"
+
+
+CONTEXT_MESSAGE = ("This model's maximum context length is 8192 tokens. However, your messages resulted in 9001 tokens. "
+                   "Please reduce the length of the messages.")
+
+
+def test_a_request_past_the_context_window_is_the_models_failed_run_never_an_abort(server, small_lock, tmp_path):
+    """A provider refusing a request longer than the model's context window (HTTP 400,
+    context_length_exceeded) is the model's limit: its run is graded fail (invalid output, the
+    reason in its events), never retried, and the execute goes on. It used to be a configuration
+    error: the whole execute stopped (exit 1), and every resume reached the same request and
+    stopped again -- an edition no operator could finish."""
+    out = tmp_path / "out"
+    # Batch 01: the prompt itself is too long (single-shot, and agentic at step 1); batch 02,
+    # agentic: the transcript outgrows the window from step 2 on (step 1 is answered and paid).
+    server.reset(faults=[Fault("status", status=400, error_code="context_length_exceeded", error_message=CONTEXT_MESSAGE,
+                               match=_batch_match("01")),
+                         Fault("status", status=400, error_code="context_length_exceeded", error_message=CONTEXT_MESSAGE,
+                               match=_batch_match("02", min_messages=3))])
+    res = execute(small_lock, out)
+    assert res.returncode == 0, res.stdout + res.stderr
+    refused = [r for r in server.snapshot() if r.fault]
+    assert len(refused) == 3 and len({r.digest for r in refused}) == 3  # each refused request sent once: never retried
+    runs = {(r["system"], r["item"]): r for r in journal_records(out) if r["type"] == "run" and r["model"] == STUB_MODEL}
+    for key in (("single-shot", "ap-batch-01"), ("agentic", "ap-batch-01"), ("agentic", "ap-batch-02")):
+        assert runs[key]["outcome"] == "invalid_output", runs[key]
+        assert any("context window" in (e.get("detail") or "") for e in runs[key]["events"])
+        evaluation = json.loads((out / "runs" / TRIAGE / STUB_SLUG / key[0] / f"{key[1]}.r1" / "evaluation.json").read_text())
+        assert evaluation["final_disposition"] == "failed"
+    calls = [r for r in journal_records(out) if r["type"] == "call" and r["response"].get("invalid")]
+    assert len(calls) == 3 and all(c["response"]["finish_reason"] == "context_window_exceeded" and c["attempts"] == 1
+                                   and not any(c["usage"].values()) for c in calls)  # refused before generation: not billed
+    assert runs[("agentic", "ap-batch-02")]["steps"] == 2  # its first step was answered
+    sent = server.count
+    again = execute(small_lock, out)
+    assert again.returncode == 0 and server.count == sent  # the resume sends nothing: the failed runs are results

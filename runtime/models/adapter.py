@@ -216,7 +216,12 @@ class InfraStopped(InfraExhausted):
 
 
 def _classify(exc: Exception, litellm: Any) -> tuple[str, InfraFailure | None, bool]:
-    """('infra'|'refusal'|'config', failure, is_rate_limit)."""
+    """('infra'|'refusal'|'invalid'|'context'|'config', failure, is_rate_limit).
+
+    'context' is the provider refusing a request longer than the model's context window (an
+    agentic transcript that grew past it, or a prompt a small model cannot hold): the model's
+    limit, so its run's result, never retried -- as a configuration problem it stopped the
+    whole execute, and every resume reached the same request and stopped again."""
     ex = litellm.exceptions
     status = getattr(exc, "status_code", None)
     message = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
@@ -225,6 +230,8 @@ def _classify(exc: Exception, litellm: Any) -> tuple[str, InfraFailure | None, b
         return "infra", failure, True
     if unreadable_response(exc):
         return "invalid", failure, False
+    if isinstance(exc, getattr(ex, "ContextWindowExceededError", ())):
+        return "context", failure, False
     if isinstance(exc, getattr(ex, "ContentPolicyViolationError", ())):
         return "refusal", failure, False
     infra_types = tuple(t for t in (getattr(ex, n, None) for n in (
@@ -426,6 +433,10 @@ async def complete(
                     return CallResult({"role": "assistant", "content": None}, "invalid_response", False, dict(_NO_USAGE),
                                       attempt, failures, int(elapsed * 1000), queue_ms=int(queued * 1000),
                                       invalid=f"the response could not be read: {failure.message}")
+                if kind == "context":  # refused before any generation: nothing billed, nothing to read
+                    return CallResult({"role": "assistant", "content": None}, "context_window_exceeded", False, dict(_NO_USAGE),
+                                      attempt, failures, int(elapsed * 1000), queue_ms=int(queued * 1000),
+                                      invalid=f"the request does not fit the model's context window: {failure.message}")
                 if kind == "config":
                     raise ConfigError(f"{model['id']}: {failure.kind}: {failure.message}") from exc
                 timed_out = _is_timeout(exc, litellm)

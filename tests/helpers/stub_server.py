@@ -92,6 +92,9 @@ class Fault:
     echo_auth: bool = False  # put the Authorization header into the error message (a leak test)
     #: put echo(Authorization header) into the error message: an encoded or cut key (a leak test)
     echo: Callable[[str | None], str] | None = None
+    #: a status fault's error `code` and `message` as a provider words them (default: server_error / rate_limit_exceeded)
+    error_code: str | None = None
+    error_message: str | None = None
     hits: int = 0
 
     def __post_init__(self) -> None:
@@ -265,8 +268,8 @@ class _Handler(BaseHTTPRequestHandler):
                 record.fault = f"status {fault.status}"
                 record.status = fault.status
                 headers = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
-                kind = "rate_limit_exceeded" if fault.status == 429 else "server_error"
-                message = f"stub fault: HTTP {fault.status}"
+                kind = fault.error_code or ("rate_limit_exceeded" if fault.status == 429 else "server_error")
+                message = fault.error_message or f"stub fault: HTTP {fault.status}"
                 if fault.echo_auth:
                     message += f" (request had Authorization: {self.headers.get('Authorization')})"
                 if fault.echo is not None:
