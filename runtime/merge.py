@@ -113,18 +113,39 @@ class _Slot:
         return self.copies[min(self.copies)][1]
 
 
+def _session_order(rec: dict[str, Any], encoded: str) -> tuple[str, str]:
+    """Sessions in the order they were opened (undated ones first), ties by their encoding."""
+    opened = rec.get("opened")
+    return (opened if isinstance(opened, str) else "", encoded)
+
+
 def merge_records(journals: list[tuple[str, list[dict[str, Any]]]]) -> list[dict[str, Any]]:
     """One journal's records from several of the same plan (folder name, records), in a fixed
-    order: other records (sorted), then per run key (sorted): its calls by step, its exclusions,
-    its run record. Refused when two folders disagree on a call or a run."""
+    order: other records (sorted); then the records of runs journaled before any session record;
+    then each session record in the order the sessions were opened, followed by the records of the
+    runs made under it -- per run key (sorted): its calls by step, its exclusions, its run record.
+    A run's records stay after the session that made them, as in its own journal, so the operating
+    record and the edition's window (both read from that order) are those of the execute that made
+    it; a run found in several folders goes with the earliest of their sessions. Refused when two
+    folders disagree on a call or a run."""
     calls: dict[tuple[str, int], _Slot] = {}
     runs: dict[str, _Slot] = {}
     exclusions: dict[str, dict[str, dict[str, Any]]] = {}
     others: dict[str, dict[str, Any]] = {}
+    sessions: dict[str, dict[str, Any]] = {}
+    session_of: dict[str, tuple[str, str]] = {}  # run key -> the order of the session it was journaled under
     for folder, records in journals:
+        current: tuple[str, str] | None = None
         for rec in records:
             kind = rec.get("type")
-            if kind == "call":
+            if kind in ("call", "run", "infra_exhausted") and current is not None and isinstance(rec.get("run"), str):
+                if rec["run"] not in session_of or current < session_of[rec["run"]]:
+                    session_of[rec["run"]] = current
+            if kind == "session":
+                encoded = _encode(rec)
+                sessions[encoded] = rec
+                current = _session_order(rec, encoded)
+            elif kind == "call":
                 calls.setdefault((rec["run"], rec["step"]), _Slot()).add(rec, _content(rec, CALL_CONTENT), folder)
             elif kind == "run":
                 runs.setdefault(rec["run"], _Slot()).add(rec, _content(rec, RUN_CONTENT), folder)
@@ -143,12 +164,22 @@ def merge_records(journals: list[tuple[str, list[dict[str, Any]]]]) -> list[dict
     steps: dict[str, list[int]] = {}
     for key, step in calls:
         steps.setdefault(key, []).append(step)
+    keys = sorted(set(steps) | set(runs) | set(exclusions))
     merged = [others[k] for k in sorted(others)]
-    for key in sorted(set(steps) | set(runs) | set(exclusions)):
-        merged += [calls[(key, step)].chosen() for step in sorted(steps.get(key, []))]
-        merged += [exclusions[key][e] for e in sorted(exclusions.get(key, {}))]
-        if key in runs:
-            merged.append(runs[key].chosen())
+
+    def run_records(key: str) -> list[dict[str, Any]]:
+        out = [calls[(key, step)].chosen() for step in sorted(steps.get(key, []))]
+        out += [exclusions[key][e] for e in sorted(exclusions.get(key, {}))]
+        return out + ([runs[key].chosen()] if key in runs else [])
+
+    for key in keys:
+        if key not in session_of:  # journaled before any session record (an lrc that did not write them)
+            merged += run_records(key)
+    for order in sorted(_session_order(rec, encoded) for encoded, rec in sessions.items()):
+        merged.append(sessions[order[1]])
+        for key in keys:
+            if session_of.get(key) == order:
+                merged += run_records(key)
     return merged
 
 

@@ -10,9 +10,10 @@ What lrc does with it (runtime/execute.py): an execute with runs left refuses to
 window has closed (exit 8), and while it runs no run starts after the close -- the runs in
 flight finish and are journaled, the execute ends with exit 8. `--outside-window` makes the
 runs anyway; each run started after the close is journaled with `"outside_window": true`, and
-the report says how many there are (summary.json `window`, a line of the rate card). A run
-journaled by an lrc that did not date its sessions cannot be placed: it is counted as undated,
-never as inside.
+the report says how many there are (summary.json `window`, a line of the rate card). The report
+also counts as outside every run of an execute that began after the close: shards executed
+apart and merged (`lrc merge`), each of which only knew its own window. A run journaled by an
+lrc that did not date its sessions cannot be placed: it is counted as undated, never as inside.
 
 Only the journal holds wall-clock times; the outputs hold counts, so two executes of one plan
 still write the same bytes.
@@ -91,8 +92,15 @@ def summary(plan: dict[str, Any], journal: Any) -> dict[str, Any]:
     runs = getattr(journal, "runs", {})
     sessions = getattr(journal, "sessions", [])
     run_session = getattr(journal, "run_session", {})
-    dated = sum(1 for key in runs if key in run_session and parse(sessions[run_session[key]].get("opened")) is not None)
-    outside = sum(1 for rec in runs.values() if rec.get("outside_window") is True)
+    win = of(plan, journal)
+    dated = outside = 0
+    for key, rec in runs.items():
+        opened = parse(sessions[run_session[key]].get("opened")) if key in run_session else None
+        dated += opened is not None
+        # Journaled as started after the close (--outside-window), or made by an execute that began
+        # after it: a shard run days after the others, merged (each shard's own execute saw only its
+        # own window).
+        outside += rec.get("outside_window") is True or (opened is not None and win.closed(opened))
     kept = False if outside else (True if dated == len(runs) else None)
     return {"about": "seed §3: every run starts within the edition's window, opened by the folder's first execute",
             "hours": int(hours_of(plan)) if hours_of(plan).is_integer() else hours_of(plan),

@@ -203,10 +203,31 @@ def test_records_merge_in_a_fixed_order_whatever_the_folders_order():
     results = {json.dumps(merge_records(list(order))) for order in permutations([("a", a), ("b", b), ("c", c)])}
     assert len(results) == 1
     merged = json.loads(results.pop())
+    # Runs journaled before any session record come first; each session, then the runs made under it.
     assert [(r["type"], r.get("run"), r.get("step")) for r in merged] == [
-        ("session", None, None), ("session", None, None),
         ("call", "k1", 1), ("run", "k1", None), ("call", "k2", 1), ("call", "k2", 2), ("run", "k2", None),
-        ("infra_exhausted", "k3", None)]
+        ("infra_exhausted", "k3", None), ("session", None, None), ("session", None, None)]
+
+
+def test_each_run_stays_after_the_session_that_made_it():
+    """The operating record of a run and the edition's window are read from the session it follows
+    (journal order): merged shards keep each run after its own session, sessions in the order they
+    were opened, a run in several folders after the earliest of its sessions."""
+    from itertools import permutations
+
+    from lrc.runtime.merge import merge_records
+
+    first = {"type": "session", "opened": "2026-12-01T00:00:00Z", "operation": {"n": 1}}
+    later = {"type": "session", "opened": "2026-12-05T00:00:00Z", "operation": {"n": 2}}
+    a = [first, _call("k2", 1), _run("k2")]
+    b = [later, _call("k1", 1), _run("k1"), _call("k3", 1)]
+    c = [first, _call("k1", 1, latency_ms=999), _run("k1")]  # k1 also made under the first session
+    results = {json.dumps(merge_records(list(order))) for order in permutations([("a", a), ("b", b), ("c", c)])}
+    assert len(results) == 1
+    merged = json.loads(results.pop())
+    assert [(r["type"], r.get("run"), (r.get("operation") or {}).get("n")) for r in merged] == [
+        ("session", None, 1), ("call", "k1", None), ("run", "k1", None), ("call", "k2", None), ("run", "k2", None),
+        ("session", None, 2), ("call", "k3", None)]
 
 
 @pytest.mark.parametrize("left,right,named", [

@@ -83,6 +83,13 @@ def test_the_summary_counts_runs_outside_and_runs_it_cannot_place():
     assert "2 of 3 runs were journaled without a date" in window.rate_card_line(s)
     assert window.of(plan, _journal([undated, {"opened": "2026-12-02T00:00:00Z"}, dated, {"opened": 7}], {}, {})).opened == \
         window.parse("2026-12-01T00:00:00Z")  # the earliest dated session (merged shards), garbage ignored
+    # A shard executed after the window closed, merged: its runs are outside though none was flagged.
+    late = {"opened": "2026-12-04T00:00:01Z", "operation": {}}
+    merged = _journal([dated, late], {"a": {}, "b": {}, "c": {}}, {"a": 0, "b": 1, "c": 1})
+    s = window.summary(plan, merged)
+    assert s["kept"] is False and s["runs_outside"] == 2 and s["runs_dated"] == 3
+    just_in = _journal([dated, {"opened": "2026-12-03T23:59:59Z"}], {"a": {}, "b": {}}, {"a": 0, "b": 1})
+    assert window.summary(plan, just_in)["kept"] is True
 
 
 # -- through `lrc execute` ------------------------------------------------------------------------
@@ -161,3 +168,21 @@ def test_no_run_starts_after_the_window_closes_during_an_execute(stub, tmp_path)
     assert _window(out)["kept"] is True  # every run made started inside
     again = run_lrc("execute", lock, "--out", out, "--no-progress", env=env)
     assert again.returncode == EXIT_WINDOW and stub.count == made_now
+
+
+def test_shards_executed_apart_and_merged_count_the_late_shards_runs_as_outside(tmp_path):
+    """Each shard's execute knows only its own folder's window; the merged folder's window opens
+    at the earliest shard's first execute, and the runs of a shard begun after it closed are
+    outside it."""
+    early, late, merged = tmp_path / "s1", tmp_path / "s2", tmp_path / "merged"
+    for i, out in ((1, early), (2, late)):
+        res = run_lrc("execute", DEMO, "--out", out, "--no-progress", *SUBSET, "--limit", "2", "--shard", f"{i}/2")
+        assert res.returncode == 0, res.stderr
+        assert _window(out)["kept"] is True
+    _age(early, 72 * 3600 + 3600)  # shard 1 ran 73 hours before shard 2
+    res = run_lrc("merge", DEMO, early, late, "--out", merged)
+    assert res.returncode == 0, res.stdout + res.stderr
+    late_runs = sum(1 for r in journal_records(late) if r["type"] == "run")
+    w = _window(merged)
+    assert w["kept"] is False and w["runs_outside"] == late_runs > 0 and w["runs"] > late_runs
+    assert f"**{late_runs:,} of {w['runs']:,} runs started after" in (merged / "rate-card.md").read_text(encoding="utf-8")
