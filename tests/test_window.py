@@ -156,11 +156,13 @@ def test_no_run_starts_after_the_window_closes_during_an_execute(stub, tmp_path)
     env = lrc_env(KEY)
     first = run_lrc("execute", lock, "--out", out, "--no-progress", "--limit", "1", env=env)
     assert first.returncode == 0, first.stderr
-    stub.reset(delay=1.5)  # one stub run at a time, 1.5 s each: 5 left take 7.5 s
-    _age(out, 72 * 3600 - 6)  # the window closes 6 s from now, while they run
+    # One stub run at a time, 4 s each: the 5 left take 20 s; the window closes 15 s from now, while
+    # they run (an execute takes a few seconds to start; 15 s leaves room on a loaded machine).
+    stub.reset(delay=4.0)
+    _age(out, 72 * 3600 - 15)
     res = run_lrc("execute", lock, "--out", out, "--no-progress", env=env, timeout=120)
     assert res.returncode == EXIT_WINDOW, res.stdout + res.stderr
-    assert "closed during this execute" in res.stderr
+    assert "closed during this execute" in res.stderr, res.stderr
     runs = [r for r in journal_records(out) if r["type"] == "run"]
     made_now = len([r for r in runs if r["model"] != "lrc/baseline"]) - 1  # one was made by the first execute
     assert 1 <= made_now < 5 and not any(r.get("outside_window") for r in runs)
