@@ -748,20 +748,18 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
             # execute (runtime/window.py). Once it has closed no run starts (--outside-window: they
             # do, and are journaled as outside it).
             started = window.now()
-            gate = WindowGate(window.of(plan, journal), options.outside_window)
+            win = window.of(plan, journal)
             if any(r.key not in journal.runs for r in chosen):
-                if gate.window.closed(started) and not options.outside_window:
+                if win.closed(started) and not options.outside_window:
                     left = sum(1 for r in chosen if r.key not in journal.runs)
-                    _say(f"lrc execute: the edition's window ({gate.window.describe()}; seed §3) has closed: {left} "
-                         f"run(s) were not made, and none is started now. Runs made after the close would not be "
-                         f"comparable with the others; execute into a new folder (a new window), or pass "
-                         f"--outside-window to make them anyway (the rate card then counts them as outside).")
+                    _say(_window_closed(win, "has closed", f"{left} run(s) were not made, and none is started now"))
                     return EXIT_WINDOW
-                if gate.window.opened is None:  # this execute opens the window
-                    gate = WindowGate(window.Window(started, gate.window.hours), options.outside_window)
+                if win.opened is None:  # this execute opens the window
+                    win = window.Window(started, win.hours)
                 # How this execute is operated, once, before the first run it journals (an
                 # execute with nothing to do leaves the journal as it was); when it started.
                 journal.append({"type": "session", "opened": window.stamp(started), "operation": options.operation(callable_models)})
+            gate = WindowGate(win, options.outside_window)
             if cache is not None:  # what earlier executes of this folder paid for, in case it is not stored yet
                 cache.store_journaled(journal.calls.values(), {r.key: r for r in runs}, plan["models"])
             try:
@@ -807,10 +805,9 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
                  f"(the provider counted more tokens than lrc's offline count plus its margin)")
         return EXIT_CALIBRATION if _finish("lrc execute", summary) == EXIT_CALIBRATION else EXIT_BUDGET
     if gate.stopped:
-        _say(f"lrc execute: the edition's window ({gate.window.describe()}; seed §3) closed during this execute: no "
-             f"run started after it, the runs in flight finished and were journaled. {summary.not_run + summary.incomplete} "
-             f"run(s) have no result; execute into a new folder (a new window), or pass --outside-window to make them "
-             f"anyway (the rate card then counts them as outside).")
+        _say(_window_closed(gate.window, "closed during this execute",
+                            f"no run started after it, the runs in flight finished and were journaled, and "
+                            f"{summary.not_run + summary.incomplete} run(s) have no result"))
         return EXIT_CALIBRATION if _finish("lrc execute", summary) == EXIT_CALIBRATION else EXIT_WINDOW
     if spending is not None:
         _say(f"lrc execute: budget: {spending.summary()}")
@@ -820,6 +817,13 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
              f"run the same command again to resume them (finished calls are not paid again).")
     _say_partial("lrc execute", summary, lock_path, out)
     return _finish("lrc execute", summary)
+
+
+def _window_closed(win: "window.Window", when: str, what: str) -> str:
+    """What an execute says when the edition's window has closed (exit 8), and what to do."""
+    return (f"lrc execute: the edition's window ({win.describe()}; seed §3) {when}: {what}. Runs made after the close "
+            f"would not be comparable with the others; execute into a new folder (a new window), or pass "
+            f"--outside-window to make them anyway (the rate card then counts them as outside).")
 
 
 def _halted(halt, journal, chosen: list) -> int:

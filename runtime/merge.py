@@ -172,14 +172,15 @@ def merge_records(journals: list[tuple[str, list[dict[str, Any]]]]) -> list[dict
         out += [exclusions[key][e] for e in sorted(exclusions.get(key, {}))]
         return out + ([runs[key].chosen()] if key in runs else [])
 
+    under: dict[tuple[str, str] | None, list[str]] = {}  # session order (None: before any) -> its run keys, sorted
     for key in keys:
-        if key not in session_of:  # journaled before any session record (an lrc that did not write them)
-            merged += run_records(key)
+        under.setdefault(session_of.get(key), []).append(key)
+    for key in under.get(None, []):  # journaled before any session record (an lrc that did not write them)
+        merged += run_records(key)
     for order in sorted(_session_order(rec, encoded) for encoded, rec in sessions.items()):
         merged.append(sessions[order[1]])
-        for key in keys:
-            if session_of.get(key) == order:
-                merged += run_records(key)
+        for key in under.get(order, []):
+            merged += run_records(key)
     return merged
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import socket
 import threading
 import zlib
@@ -182,16 +181,12 @@ class _Server:
 
 @pytest.fixture(scope="module")
 def server():
-    saved = {k: os.environ.get(k) for k in ("LRC_MAX_ATTEMPTS", "LRC_RETRY_BASE_SECONDS", "LRC_TEST_BOUND_KEY")}
-    os.environ.update({"LRC_MAX_ATTEMPTS": "3", "LRC_RETRY_BASE_SECONDS": "0", "LRC_TEST_BOUND_KEY": KEY})
-    s = _Server()
-    yield s
-    s.stop()
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    with pytest.MonkeyPatch.context() as env:
+        for name, value in {"LRC_MAX_ATTEMPTS": "3", "LRC_RETRY_BASE_SECONDS": "0", "LRC_TEST_BOUND_KEY": KEY}.items():
+            env.setenv(name, value)
+        s = _Server()
+        yield s
+        s.stop()
 
 
 def _complete(server: _Server):

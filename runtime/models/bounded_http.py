@@ -159,6 +159,8 @@ class BoundedTransport(httpx.AsyncBaseTransport):
 
     def __getattr__(self, name: str) -> Any:
         # litellm reads attributes of its own transport (its session, to recycle it): pass them on.
+        if name == "inner":  # not set yet (a copy being built): no recursion
+            raise AttributeError(name)
         return getattr(self.inner, name)
 
 
