@@ -127,6 +127,8 @@ class _Server:
 
     def __init__(self) -> None:
         self.body, self.headers, self.requests = b"", {}, 0
+        self.body_for: Any = None  # when set: the body for a request's body (else self.body)
+        self.paths: list[str] = []
         self.connections: list[Any] = []
         outer = self
 
@@ -141,16 +143,18 @@ class _Server:
                 pass
 
             def do_POST(self) -> None:  # noqa: N802
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                sent = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 outer.requests += 1
+                outer.paths.append(self.path)
+                body = outer.body if outer.body_for is None else outer.body_for(sent)
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 for k, v in outer.headers.items():
                     self.send_header(k, v)
-                self.send_header("Content-Length", str(len(outer.body)))
+                self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 try:
-                    self.wfile.write(outer.body)
+                    self.wfile.write(body)
                 except OSError:  # the client stopped reading: what the bound is for
                     pass
 
@@ -228,3 +232,51 @@ def test_the_hostile_plain_body_case_is_one_byte_over_the_bound():
     assert hostile.OVER_THE_BOUND == bounded_http.MAX_RESPONSE_BYTES + 1
     body = hostile.reply("shape:body-over-the-bound", {})
     assert json.loads(body)["choices"][0]["message"]["content"] == '{"labels": []}'  # readable, were it not so long
+
+
+# -- through the operator's HTTP proxy ---------------------------------------------------------
+
+_THROUGH_PROXY = r"""
+import asyncio, os, sys
+from lrc.runtime.models import adapter, infra
+from lrc.runtime.operate import ModelEndpoint
+
+model = {"id": "openai/stub-model", "price": {"input": "1", "output": "1"}}
+endpoint = ModelEndpoint(api_base="http://upstream.lrc-test.invalid/v1", api_key_env="LRC_TEST_BOUND_KEY", max_concurrency=1)
+lane = infra.ModelLane(model["id"], model, infra.InfraSettings.from_env(), infra.InfraStats(), endpoint=endpoint)
+
+
+async def main() -> None:
+    for word in ("small", "big"):
+        result = await adapter.complete(model, [{"role": "user", "content": word}], None, 30, lane)
+        print(word, repr(result.message.get("content")), repr(result.invalid), result.attempts)
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("transport", ["httpx", "aiohttp"])
+def test_calls_go_through_the_operators_http_proxy_and_stay_bounded(server, transport):
+    # An endpoint reachable only through the proxy HTTP_PROXY names (`.invalid` never resolves):
+    # with httpx's transport, wrapping it had made httpx skip the environment's proxies, so every
+    # call went straight to the provider (here: a connection error, retried, the run excluded).
+    import os
+    import subprocess
+    import sys
+
+    oversize = json.dumps(ENVELOPE).encode()[:-1] + b" " * bounded_http.MAX_RESPONSE_BYTES + b"}"
+    server.body_for = lambda sent: oversize if b"big" in sent else json.dumps(ENVELOPE).encode()
+    server.headers, before = {}, len(server.paths)
+    env = {k: v for k, v in os.environ.items() if k.lower() not in ("http_proxy", "https_proxy", "all_proxy", "no_proxy")}
+    env.update({"HTTP_PROXY": f"http://127.0.0.1:{server.http.server_port}", "NO_PROXY": "",
+                "LRC_MAX_ATTEMPTS": "1", "LRC_TEST_BOUND_KEY": KEY})
+    env.update({"DISABLE_AIOHTTP_TRANSPORT": "True"} if transport == "httpx" else {"AIOHTTP_TRUST_ENV": "True"})
+    try:
+        done = subprocess.run([sys.executable, "-c", _THROUGH_PROXY], env=env, capture_output=True, text=True, timeout=120)
+    finally:
+        server.body_for = None
+    assert done.returncode == 0, done.stderr[-2000:]
+    small, big = done.stdout.splitlines()[-2:]
+    assert small == """small '{"labels": ["invoice"]}' None 1""", done.stdout
+    assert big.startswith("big None ") and "more than 33,554,432 bytes" in big and big.endswith(" 1"), done.stdout
+    assert server.paths[before:] == ["http://upstream.lrc-test.invalid/v1/chat/completions"] * 2

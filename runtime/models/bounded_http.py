@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import inspect
 import zlib
-from typing import Any, AsyncIterator, Iterator
+from types import MappingProxyType
+from typing import Any, AsyncIterator, Iterator, Mapping
 
 import httpx
 
@@ -195,4 +196,35 @@ def install(litellm: Any) -> bool:
     AsyncHTTPHandler.create_async_transport = staticmethod(_bounded_transport)  # type: ignore[method-assign]
     if "_create_async_transport" in AsyncHTTPHandler.__dict__:
         AsyncHTTPHandler._create_async_transport = staticmethod(_bounded_transport)  # type: ignore[attr-defined]
+    _install_proxy_mounts(AsyncHTTPHandler)
     return True
+
+
+def _install_proxy_mounts(handler: Any) -> None:
+    """Keep the operator's HTTP(S)_PROXY / NO_PROXY, each proxy's transport bounded as well.
+
+    Why: with httpx's transport (litellm's `disable_aiohttp_transport`), an explicit transport
+    makes httpx skip the environment's proxies, so litellm builds them as mounts -- only for a
+    transport of httpx's own classes. A BoundedTransport is none of them: without this, every
+    call went straight to the provider, past the proxy the operator set (measured: the proxy saw
+    no request and an endpoint reachable only through it failed as a connection error). The
+    mounts are built for the transport inside, and each proxy's transport is bounded too.
+    (litellm's aiohttp transport reads the proxies itself, inside the transport lrc wraps.)"""
+    factory = handler.__dict__.get("create_httpx_proxy_mounts")
+    if factory is None:  # pragma: no cover - another release: no mounts to keep
+        return
+    original = factory.__func__ if isinstance(factory, (staticmethod, classmethod)) else factory
+    if original.__name__ == "_bounded_proxy_mounts":
+        return
+
+    def _bounded_proxy_mounts(transport: Any, *args: Any, **kwargs: Any) -> Mapping[str, Any] | None:
+        inner = transport.inner if isinstance(transport, BoundedTransport) else transport
+        mounts = original(inner, *args, **kwargs)
+        if mounts is None:
+            return None
+        return MappingProxyType({pattern: None if proxy is None else BoundedTransport(proxy)
+                                 for pattern, proxy in mounts.items()})
+
+    handler.create_httpx_proxy_mounts = staticmethod(_bounded_proxy_mounts)
+    if "_create_httpx_proxy_mounts" in handler.__dict__:
+        handler._create_httpx_proxy_mounts = staticmethod(_bounded_proxy_mounts)
