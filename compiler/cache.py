@@ -16,6 +16,10 @@ Three rules keep it honest:
   pass it. A file whose seal does not verify is a cold cache, never an error.
 - *Disposable*: deleting the folder is always safe; a damaged or unreadable cache is a cold
   cache; a read-only checkout compiles the same, only slower. `--check` reads, never writes.
+- *Never through a link*: a committed `.lrc-cache -> ..` (or a link inside it) would make
+  saving, which removes other toolchains' folders and unused blobs, delete outside the
+  project. A symlinked folder is no cache at all (`refused`; the tree scan warns, LRC7005),
+  and saving removes links inside it (the link, never its target) and writes below none.
 
 The runtime never reads it: `lrc execute` verifies fingerprints from the source, through its own
 sealed memo keyed by each file's bytes (`lrc.runtime.lock.factmemo`).
@@ -34,6 +38,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from lrc.compiler.load import linked_folder
 from lrc.runtime.lock import sealing
 from lrc.runtime.lock.format import LRC_VERSION
 
@@ -110,8 +115,10 @@ class Cache:
     `get_blob`)."""
 
     def __init__(self, root: Path, enabled: bool = True):
+        self.root = root
         self.folder = root / FOLDER
-        self.enabled = enabled and not os.environ.get("LRC_NO_CACHE")
+        self.refused = self.folder.is_symlink()
+        self.enabled = enabled and not os.environ.get("LRC_NO_CACHE") and not self.refused
         self.data: dict[str, dict[str, Any]] = {}
         self.dirty = False
         self._secret: bytes | None = None
@@ -189,39 +196,48 @@ class Cache:
 
     # -- saving ----------------------------------------------------------------------------
     def save(self) -> None:
-        if not (self.enabled and self.dirty):
+        if not (self.enabled and self.dirty) or self.folder.is_symlink():
             return
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            (self.folder / ".gitignore").write_text("*\n")
-            for other in self.folder.iterdir():  # results of another toolchain never serve again
-                if other.is_dir() and other.name != self.toolchain[:24]:
-                    shutil.rmtree(other, ignore_errors=True)
-                elif other.is_file() and other.name != ".gitignore":
-                    other.unlink()
+            for other in os.scandir(self.folder):  # results of another toolchain never serve again
+                if other.is_symlink():
+                    os.unlink(other.path)  # the link itself; its target is not the cache's
+                elif other.is_dir(follow_symlinks=False) and other.name != self.toolchain[:24]:
+                    shutil.rmtree(other.path, ignore_errors=True)  # never follows a link inside
+                elif other.is_file(follow_symlinks=False) and other.name != ".gitignore":
+                    os.unlink(other.path)
+            _write_atomic(self.folder / ".gitignore", b"*\n", self.root)
             for key, payload in sorted(self._pending_blobs.items()):
                 path = self._blob_path(key)
                 if not path.exists():
-                    _write_atomic(path, self._seal(payload))
+                    _write_atomic(path, self._seal(payload), self.root)
             self._pending_blobs.clear()
             if self.live_blobs is not None:
                 self._prune_blobs(self.live_blobs)
-            _write_atomic(self.path, self._seal(marshal.dumps(self.data)))
+            _write_atomic(self.path, self._seal(marshal.dumps(self.data)), self.root)
         except OSError:
             pass  # a read-only checkout compiles just as well, only slower
 
 
     def _prune_blobs(self, live: set[str]) -> None:
         base = self.folder / self.toolchain[:24] / "blobs"
-        if not base.is_dir():
+        if linked_folder(self.root, base / "x") is not None or not base.is_dir():
             return
-        for shard in base.iterdir():
-            for blob in shard.iterdir() if shard.is_dir() else ():
-                if blob.name.removesuffix(".bin") not in live:
-                    blob.unlink(missing_ok=True)
+        for shard in os.scandir(base):
+            if shard.is_symlink():
+                os.unlink(shard.path)  # the link, not what it points to
+                continue
+            for blob in os.scandir(shard.path) if shard.is_dir(follow_symlinks=False) else ():
+                if blob.name.removesuffix(".bin") not in live and not blob.is_dir(follow_symlinks=False):
+                    os.unlink(blob.path)
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
+def _write_atomic(path: Path, data: bytes, root: Path) -> None:
+    """Write `path` by rename (a link in its place is replaced, not followed), never below a
+    symlinked folder of `root`."""
+    if linked_folder(root, path) is not None:
+        raise OSError(f"{path} is below a symlink")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     try:

@@ -774,6 +774,13 @@ $ lrc bump triage.ap-inbox && lrc compile --check     # the new version is not i
 lrc reports:
   generated/ledger.jsonl: error[LRC7004]: generated/ledger.jsonl is out of date
     hint: run `lrc compile` and commit generated/""",
+    "LRC7005": """\
+$ ln -s /home/me generated/demo     # committed in a pull request
+$ lrc compile
+
+lrc reports:
+  generated/demo: error[LRC7005]: generated/demo is a symlink; lrc writes generated files only into real folders
+    hint: remove the link (`rm generated/demo`, which leaves its target alone) and run `lrc compile`""",
     # -- 8xxx: bump ----------------------------------------------------------------------------
     "LRC8001": """\
 $ lrc bump triage.ap-inbx

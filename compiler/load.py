@@ -301,7 +301,7 @@ class _Builder:
             return value
         if isinstance(value, int):
             if abs(value) > MAX_SAFE_INTEGER:
-                self.diags.error("LRC2001", f"integer {value} is beyond 2^53, which has no canonical JSON form", path=self.path,
+                self.diags.error("LRC2001", f"integer {short_int(value)} is beyond 2^53, which has no canonical JSON form", path=self.path,
                                  line=pos[0], column=pos[1], pointer=pointer, hint="use a smaller number, or a string")
                 return None
             return int(value)
@@ -349,9 +349,10 @@ class _Builder:
                     self._surrogate(pointer_of(frame["parts"]), pos)
                     name = SURROGATE.sub("\ufffd", key)
                 if not isinstance(key, str):
-                    self.diags.error("LRC2001", f"mapping keys must be strings, found {key!r}", path=self.path,
+                    big = isinstance(key, int) and not isinstance(key, bool)  # str() of a 5000-digit int raises
+                    self.diags.error("LRC2001", f"mapping keys must be strings, found {short_int(key) if big else repr(key)}", path=self.path,
                                      line=pos[0], column=pos[1], pointer=pointer_of(frame["parts"]), hint="quote the key")
-                    name = str(key)
+                    name = short_int(key) if big else str(key)
                 child = pointer_of(frame["parts"] + [name])
                 if name in frame["value"]:
                     first = self.keys.get(child, (0, 0))[0]
@@ -448,6 +449,38 @@ def read_capped(abspath: Path | str, path: str, diags: Diagnostics, limit: int =
     except OSError as exc:
         diags.error("LRC3004", f"cannot read file: {exc.strerror}", path=path)
         return None
+
+
+def short_int(value: int) -> str:
+    """An integer for a message: in full when short, else its first and last digits and their
+    count. A hex, octal or binary literal of any length is an int to YAML, but Python refuses
+    to print one beyond 4300 decimal digits (ValueError), so the message itself must not."""
+    if value.bit_length() <= 200:
+        return str(value)
+    digits = int(value.bit_length() * 0.30103) + 1  # log10(2): the count, give or take one
+    if digits > 4000:
+        return f"{'-' if value < 0 else ''}0x{abs(value):x}"[:14] + f"... (about {digits} decimal digits)"
+    text = str(abs(value))
+    return f"{'-' if value < 0 else ''}{text[:8]}...{text[-4:]} ({len(text)} digits)"
+
+
+def linked_folder(base: Path, path: Path) -> Path | None:
+    """The first folder between `base` (excluded) and `path` (excluded) that is a symlink, or
+    None. lrc writes and deletes only below folders it reached without a symlink: generated/
+    and .lrc-cache/ arrive in pull requests, and `generated/demo -> ..` or `.lrc-cache -> ~`
+    would otherwise make it write, or remove "stale" files, outside the project. A folder that
+    does not exist yet ends the search (mkdir makes real folders)."""
+    here = base
+    for part in path.relative_to(base).parts[:-1]:
+        here = here / part
+        try:
+            if stat.S_ISLNK(os.lstat(here).st_mode):
+                return here
+        except FileNotFoundError:
+            return None
+        except OSError:
+            return here  # unreadable: not a folder lrc may write below
+    return None
 
 
 def read_regular(path: Path | str, limit: int = 1 << 30) -> bytes | None:

@@ -15,14 +15,13 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from jinja2 import Template, TemplateError, TemplateSyntaxError, UndefinedError, nodes
-from jinja2.compiler import CodeGenerator
 from jinja2.exceptions import SecurityError
 
 from lrc.compiler.diagnostics import Diagnostics
 from lrc.compiler.load import SURROGATE
 from lrc.compiler.resolve import PROMPT_ROLES, Spec
 from lrc.runtime.lock.canonical import digest_text
-from lrc.runtime.lock.templating import MAX_RENDER_CHARS, RenderTooLarge, make_environment, render
+from lrc.runtime.lock.templating import MAX_RENDER_CHARS, BoundedCodeGenerator, RenderTooLarge, make_environment, render
 
 CONTEXT_VARIABLES = ("item", "task")
 RENDER_SECONDS = 2
@@ -102,10 +101,11 @@ def render_workload(spec: Spec, diags: Diagnostics) -> dict[str, dict[str, dict[
     return out
 
 
-class _TrackingGenerator(CodeGenerator):
-    """jinja2's code generator that also records the names a template reads from its context:
-    what `jinja2.meta.find_undeclared_variables` computes, taken from the one code-generation
-    pass the template needs anyway instead of a second, output-less one."""
+class _TrackingGenerator(BoundedCodeGenerator):
+    """The sandbox's code generator (the one `make_environment()` compiles with) that also
+    records the names a template reads from its context: what
+    `jinja2.meta.find_undeclared_variables` computes, taken from the one code-generation pass
+    the template needs anyway instead of a second, output-less one."""
 
     def __init__(self, environment) -> None:
         super().__init__(environment, None, "<template>", None, False, environment.optimized)
@@ -179,11 +179,21 @@ def _checked_render(env, spec: Spec, source: str, context: dict[str, Any], relpa
         diags.error("LRC4001", f"template syntax error: {exc.message}", path=relpath, line=exc.lineno, column=1,
                     notes=(f"used by {spec.ref} at {pointer}",))
         return None
+    except (RecursionError, MemoryError):  # jinja's parser recurses per nesting level: ((((...)))) x 100
+        diags.error("LRC4001", "template nests too deeply to parse", path=relpath,
+                    hint="flatten the expression (fewer nested parentheses, brackets or blocks)",
+                    notes=(f"used by {spec.ref} at {pointer}",))
+        return None
     try:
         template, undeclared = _compile(env, parsed)
         unknown = sorted(undeclared - set(CONTEXT_VARIABLES))
     except TemplateError as exc:  # e.g. a filter the sandbox removed (random)
         diags.error("LRC4001", f"template error: {exc.message or exc}", **_at(where, _template_line(exc)),
+                    notes=(f"used by {spec.ref} at {pointer}",))
+        return None
+    except (RecursionError, MemoryError):  # code generation and Python's compile() recurse per level too
+        diags.error("LRC4001", "template nests too deeply to compile", path=relpath,
+                    hint="flatten the expression (fewer nested parentheses, brackets or blocks)",
                     notes=(f"used by {spec.ref} at {pointer}",))
         return None
     if unknown:
@@ -214,6 +224,11 @@ def _checked_render(env, spec: Spec, source: str, context: dict[str, Any], relpa
         return None
     except RenderTimeout as exc:
         diags.error("LRC4004", f"template took more than {RENDER_SECONDS}s to render", **_at(where, _template_line(exc)),
+                    notes=(f"used by {spec.ref} at {pointer}",))
+        return None
+    except MemoryError:  # a size the sandbox cannot predict; never a traceback
+        diags.error("LRC4004", "template ran out of memory while rendering", **where,
+                    hint=f"a prompt is at most {MAX_RENDER_CHARS} characters; build smaller intermediate values",
                     notes=(f"used by {spec.ref} at {pointer}",))
         return None
     except (TemplateError, TypeError, ValueError, ArithmeticError, AttributeError, IndexError, KeyError, RecursionError) as exc:

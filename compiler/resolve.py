@@ -158,16 +158,88 @@ class Graph:
         return max(versions)
 
 
+class _Refused(ValueError):
+    """A JSON value json.loads would accept but lrc does not; `needle` is its source text, to
+    find its line (json's hooks are not told where they are), `pointer` where known."""
+
+    def __init__(self, msg: str, needle: str = "", pointer: str | None = None):
+        super().__init__(msg)
+        self.msg, self.needle, self.pointer = msg, needle, pointer
+
+
 def _refuse_constant(name: str) -> Any:
     """json.loads accepts NaN and Infinity, which have no canonical form: refuse them."""
-    raise json.JSONDecodeError(f"{name} is not valid JSON (no canonical form)", name, 0)
+    raise _Refused(f"{name} is not valid JSON (no canonical form)", name)
 
 
 def _safe_int(text: str) -> int:
-    value = int(text)
-    if abs(value) > 2**53 - 1:
-        raise json.JSONDecodeError(f"integer {text} is beyond 2^53 (no canonical form)", text, 0)
+    """An integer within 2^53, refused by its digit count first: int() of more than 4300
+    digits raises ValueError (Python's guard against quadratic conversion)."""
+    digits = text.lstrip("-")
+    if len(digits) > 16 or abs(int(text)) > 2**53 - 1:
+        shown = text if len(text) <= 24 else f"{text[:10]}...{text[-4:]} ({len(digits)} digits)"
+        raise _Refused(f"integer {shown} is beyond 2^53 (no canonical form)", text)
+    return int(text)
+
+
+_DUPLICATE = object()
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """object_pairs_hook: a repeated key is refused, as in YAML specs (LRC1002), rather than
+    resolved last-wins; the object is marked so `_duplicate` can say where."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            return {_DUPLICATE: key}  # type: ignore[dict-item]
+        out[key] = value
+    return out
+
+
+def _duplicate(value: Any) -> tuple[str, str] | None:
+    """(JSON pointer, key) of the first repeated key in a value built with `_pairs`."""
+    stack: list[tuple[Any, tuple]] = [(value, ())]
+    while stack:
+        node, at = stack.pop()
+        if isinstance(node, dict):
+            if _DUPLICATE in node:
+                return pointer_of([*at, node[_DUPLICATE]]), node[_DUPLICATE]
+            stack.extend((v, (*at, k)) for k, v in reversed(list(node.items())))
+        elif isinstance(node, list):
+            stack.extend((v, (*at, i)) for i, v in reversed(list(enumerate(node))))
+    return None
+
+
+def load_json_file(text: str) -> Any:
+    """Parse a referenced JSON file as lrc reads JSON: no NaN or Infinity, integers within 2^53,
+    no repeated keys. Raises json.JSONDecodeError or _Refused."""
+    value = json.loads(text, parse_constant=_refuse_constant, parse_int=_safe_int, object_pairs_hook=_pairs)
+    found = _duplicate(value)
+    if found is not None:
+        pointer, key = found
+        raise _Refused(f'duplicate key "{key}"', key, pointer)
     return value
+
+
+def _duplicate_line_col(text: str, key: str) -> tuple[int | None, int | None]:
+    """Where the repeated key is, when the text names it as a key exactly twice (else unknown:
+    json's hooks are not told positions, and a guess could point at another object)."""
+    import re
+
+    hits = [m.start() for m in re.finditer(re.escape(json.dumps(key, ensure_ascii=False)) + r"\s*:", text)]
+    return _position(text, hits[1]) if len(hits) == 2 else (None, None)
+
+
+def _position(text: str, at: int) -> tuple[int | None, int | None]:
+    """1-based line and column of offset `at` in `text` (None when `at` is negative)."""
+    if at < 0:
+        return None, None
+    return text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
+
+
+def _line_col(text: str, needle: str) -> tuple[int | None, int | None]:
+    """Where `needle` first occurs in `text`."""
+    return _position(text, text.find(needle) if needle else -1)
 
 
 class Resolver:
@@ -353,6 +425,11 @@ class Resolver:
                 self.diags.error("LRC4001", f"template syntax error: {getattr(exc, 'message', exc)}", path=relpath,
                                  line=getattr(exc, "lineno", None), column=1, notes=(f"used by {spec.ref} at /workflow/{stage}/prompt",))
                 continue
+            except (RecursionError, MemoryError):  # jinja's parser recurses per nesting level
+                self.diags.error("LRC4001", "template nests too deeply to parse", path=relpath,
+                                 hint="flatten the expression (fewer nested parentheses, brackets or blocks)",
+                                 notes=(f"used by {spec.ref} at /workflow/{stage}/prompt",))
+                continue
             if unknown:
                 self.diags.error("LRC4002", f"template uses undefined variable(s): {', '.join(unknown)}", path=relpath, pointer=None,
                                  hint="a stage template sees only `task` (the task's prompt context) and `workflow` (the stage state)",
@@ -449,9 +526,21 @@ class Resolver:
         if found:
             relpath, text = found
             try:
-                schema = json.loads(text, parse_constant=_refuse_constant, parse_int=_safe_int)
+                schema = load_json_file(text)
             except json.JSONDecodeError as exc:
                 self.diags.error("LRC3005", f"{relpath} is not valid JSON: {exc.msg}", path=relpath, line=exc.lineno, column=exc.colno)
+                schema = None
+            except RecursionError:  # json's decoder recurses per nesting level
+                self.diags.error("LRC3005", f"{relpath} nests too deeply to parse", path=relpath)
+                schema = None
+            except _Refused as exc:
+                if exc.pointer is not None:  # a repeated key: refused as in YAML specs
+                    line, column = _duplicate_line_col(text, exc.needle)
+                    self.diags.error("LRC1002", f"{relpath}: {exc.msg}", path=relpath, line=line, column=column, pointer=exc.pointer,
+                                     hint="keep one occurrence of the key (JSON readers disagree on which value wins)")
+                else:
+                    line, column = _line_col(text, exc.needle)
+                    self.diags.error("LRC3005", f"{relpath} is not valid JSON: {exc.msg}", path=relpath, line=line, column=column)
                 schema = None
             if schema is not None and SURROGATE.search(json.dumps(schema, ensure_ascii=False)):
                 self.diags.error("LRC3005", f"{relpath} holds a lone surrogate escape (e.g. \\ud800), which is not a Unicode character",

@@ -5,6 +5,11 @@ of each kind folder, in the order `sorted(Path.rglob(...))` would give them, and
 regular files reachable without a symlink. The second set is what makes a cached spec safe
 to reuse: a referenced file is only trusted if it is still a regular file inside specs/,
 reached through no symlink, exactly the rule the resolver enforces when it reads one.
+
+The scan also looks at the two folders lrc writes into, since they arrive in pull requests
+too: a symlink in generated/ is an error (LRC7005; emit.py would otherwise write and remove
+files through it), a symlinked .lrc-cache/ a warning (cache.py compiles without it). Both are
+reported here, before anything is compiled, for every command that reads the project.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lrc.compiler import emit
+from lrc.compiler.cache import FOLDER as CACHE_FOLDER
 from lrc.compiler.diagnostics import Diagnostics
 from lrc.compiler.validate import KINDS
 
@@ -41,23 +48,30 @@ class SpecTree:
 
 def _walk(folder: str, rel: str, regular: list[tuple[str, str]], links: list[tuple[str, str]]) -> None:
     """Append (rel, abspath) of every plain file below `folder` to `regular`, of every symlink
-    to `links`; symlinked folders are not entered."""
-    try:
-        it = os.scandir(folder)
-    except OSError:
-        return
-    with it:
-        for entry in it:
-            child = rel + "/" + entry.name
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    _walk(entry.path, child, regular, links)
-                elif entry.is_symlink():
-                    links.append((child, entry.path))
-                elif entry.is_file(follow_symlinks=False):
-                    regular.append((child, entry.path))
-            except OSError:
-                continue
+    to `links`; symlinked folders are not entered. A loop over a stack, not recursion: a tree
+    nested a thousand folders deep (it arrives in a pull request) must not exhaust Python's
+    recursion limit."""
+    pending = [(folder, rel)]
+    while pending:
+        here, here_rel = pending.pop()
+        try:
+            it = os.scandir(here)
+        except OSError:
+            continue
+        folders: list[tuple[str, str]] = []
+        with it:
+            for entry in it:
+                child = here_rel + "/" + entry.name
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append((entry.path, child))
+                    elif entry.is_symlink():
+                        links.append((child, entry.path))
+                    elif entry.is_file(follow_symlinks=False):
+                        regular.append((child, entry.path))
+                except OSError:
+                    continue
+        pending.extend(reversed(folders))
 
 
 def _points_to_file(path: str) -> bool:
@@ -73,8 +87,13 @@ def _order(rel: str) -> str:
 
 
 def scan(root: Path, diags: Diagnostics) -> SpecTree:
-    """The spec tree of `root`; YAML files outside a kind folder are reported."""
+    """The spec tree of `root`; YAML files outside a kind folder are reported, and so are
+    symlinks where lrc writes (generated/, .lrc-cache/)."""
     tree = SpecTree(root)
+    emit.refuse_symlinks(root, diags)
+    if (root / CACHE_FOLDER).is_symlink():
+        diags.warning("LRC7005", f"{CACHE_FOLDER} is a symlink; compiling without the compile cache", path=CACHE_FOLDER,
+                      hint=f"remove the link (`rm {CACHE_FOLDER}`, which leaves its target alone); lrc makes a real folder")
     specs = root / "specs"
     try:
         top = sorted(os.scandir(specs), key=lambda e: e.name)

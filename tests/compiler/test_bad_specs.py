@@ -49,7 +49,8 @@ more than a bad file:
   that no YAML text reaches: untagged scalars are str/int/float/bool/None or timestamps
   (converted to ISO strings), and anything else needs a tag, which the pre-scan refuses.
 - LRC8001/LRC8002 belong to `lrc bump`, not to compile: see test_bump.py.
-- LRC5006 and LRC7001-LRC7004 are about generated/, reached with `case.json` edits of it.
+- LRC5006 and LRC7001-LRC7005 are about generated/, reached with `case.json` edits of it
+  (LRC7005: a symlink in it, `symlinks`).
 """
 
 from __future__ import annotations
