@@ -107,7 +107,26 @@ def resolve_seed(plan: dict[str, Any], seed_file: Path | None) -> str:
 
 
 def import_modules(plan: dict[str, Any]) -> dict[str, ModuleType]:
-    return {ref: importlib.import_module(entry["module"]) for ref, entry in sorted(plan["code"].items())}
+    """The module of every component the plan locks, imported by the name the running code
+    declares it under (`codeprint.discover`: the module whose files verify() fingerprinted),
+    never by the name the lock gives: a lock is untrusted, and importing a module runs it."""
+    from lrc.runtime.lock import codeprint, factmemo
+
+    with factmemo.remembered():
+        running = codeprint.discover()
+    modules: dict[str, str] = {}
+    for ref, entry in sorted(plan["code"].items()):  # all checked before any is imported
+        comp = running.get(ref)
+        if comp is None:
+            # a version the running code no longer has (an erratum's regrade keeps the component
+            # it replaces in the plan): its module only if the running code declares that
+            # component, at another version, in that same module
+            comp = next((c for c in running.values() if c.id == entry.get("id") and c.module == entry.get("module")), None)
+        if comp is None or comp.module != entry.get("module"):
+            declared = f"declares it in {comp.module!r}" if comp is not None else "has no such component"
+            raise Refused(f"code {ref}: the lock names module {entry.get('module')!r}; the running code {declared}; nothing was run")
+        modules[ref] = comp.module
+    return {ref: importlib.import_module(module) for ref, module in sorted(modules.items())}
 
 
 # -- planning -------------------------------------------------------------------------------

@@ -162,7 +162,9 @@ def test_changed_price_in_the_lock_is_refused_by_name(packaged, tmp_path):
     tampered = _repack(members, tmp_path / "p.tar.gz")
     res = run_lrc("verify", tampered)
     assert res.returncode == 1, res.stdout + res.stderr
-    assert "DIFFERS plan.lock: section models/lrc/baseline differs from what was compiled" in res.stdout
+    # the lock's content is checked before its digests (runtime/lock/shape.py): the model is named at its pointer
+    assert "DIFFERS plan.lock: the lock's content is not what `lrc compile` writes" in res.stdout
+    assert "/plan/models/lrc~1baseline: differs from the edition's entry and price of 'lrc/baseline'" in res.stdout
     assert "Traceback" not in res.stderr
 
 

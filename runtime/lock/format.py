@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from lrc.runtime.lock import shape
 from lrc.runtime.lock.canonical import CANONICALIZATION, HASH, digest
 
 LOCK_FORMAT = 1
@@ -59,24 +60,45 @@ def dumps(lock: dict[str, Any]) -> bytes:
 
 
 def loads(data: bytes) -> dict[str, Any]:
-    """Parse lock bytes and check the format version; digests are checked by verify()."""
+    """Parse lock bytes, check the format version and that the content is what `lrc compile`
+    writes (`shape`: limits, schemas, references); digests are checked by verify().
+
+    The content is checked whatever its digests say: anyone who edits a lock can recompute
+    them. Every problem is a LockError naming the JSON pointer of the value."""
     try:
-        lock = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise LockError(f"not a plan.lock (invalid JSON: {exc})") from exc
+        lock = shape.parse(data)
+    except shape.ShapeError as exc:
+        raise LockError(f"not a plan.lock ({exc})") from None
     if not isinstance(lock, dict) or "lock_format" not in lock:
         raise LockError("not a plan.lock (no lock_format field)")
     fmt = lock["lock_format"]
     if fmt != LOCK_FORMAT:
-        newer = isinstance(fmt, int) and fmt > LOCK_FORMAT
+        newer = isinstance(fmt, int) and not isinstance(fmt, bool) and fmt > LOCK_FORMAT
         raise LockError(
-            f"lock format {fmt} is {'newer' if newer else 'older'} than this lrc understands ({LOCK_FORMAT}); "
+            f"lock format {fmt!r} is {'newer' if newer else 'older'} than this lrc understands ({LOCK_FORMAT}); "
             f"run it with the lrc release it was compiled with"
         )
     for key in ("lrc_version", "canonicalization", "plan", "sections", "root_digest"):
         if key not in lock:
             raise LockError(f"plan.lock is missing its {key!r} field")
+    problems = shape.problems(lock)
+    if problems:
+        raise LockError(_refusal(lock, problems))
     return lock
+
+
+def _refusal(lock: dict[str, Any], problems: list[str]) -> str:
+    """The message of a lock whose content `lrc compile` never writes, saying whether its
+    digests were recomputed after the edit."""
+    try:
+        edited = "its digests do not match its content either" if verify_digests(lock) else \
+            "its digests were recomputed after the edit, so they prove nothing"
+    except Exception:  # noqa: BLE001 - a malformed lock may not even be digestible; that is said below
+        edited = "its digests cannot be computed"
+    shown = problems[:shape.MAX_PROBLEMS]
+    more = len(problems) - len(shown)
+    lines = [f"  {p}" for p in shown] + ([f"  ... and {more} more"] if more else [])
+    return "\n".join([f"the lock's content is not what `lrc compile` writes ({edited}):"] + lines)
 
 
 def verify_digests(lock: dict[str, Any]) -> list[str]:
