@@ -11,7 +11,16 @@ the workbook or make Excel do so when a person opens it later:
   references `Table1[Col]` are refused with them: the generated models have no tables);
 - DDE (`=cmd|' /C calc'!A0`): any `|` outside a string literal;
 - functions that fetch, call or build references at run time: WEBSERVICE, FILTERXML, RTD,
-  CALL, REGISTER, REGISTER.ID, EXEC, HYPERLINK, IMAGE, STOCKHISTORY, INDIRECT.
+  CALL, REGISTER, REGISTER.ID, EXEC, HYPERLINK, IMAGE, STOCKHISTORY, INDIRECT;
+- any function outside `ALLOWED_FUNCTIONS`: the finance, arithmetic, statistics, logic,
+  lookup, date and text functions whose cost grows with the cells they read, and whose value
+  is the same on every day and machine. Why an allow-list: the engine that grades the saved
+  file implements ~640 functions, and one short formula can make it work for its whole CPU
+  limit (`REGEXTEST(REPT("a",40)&"b","^(a+)+$")`: catastrophic backtracking, 60 s of CPU on
+  every recalculation, measured 2026-12-07), build a huge array from nothing (`MUNIT(50000)`,
+  `MAKEARRAY`, `SEQUENCE`), recurse (`LAMBDA`), or answer differently tomorrow (`TODAY`,
+  `NOW`, `RAND`): a grade that would depend on the day, or a minute of one run's CPU held
+  against every other run. `recalc_worker.scan` refuses the same functions in a saved book.
 
 Insertion. openpyxl's `insert_rows` / `insert_cols` move cells and nothing else: no formula,
 defined name, merged range, chart or validation is adjusted. `shift` does what Excel does to
@@ -33,6 +42,22 @@ from openpyxl.utils import column_index_from_string, get_column_letter
 MAX_FORMULA_CHARS = 2_000
 BLOCKED_FUNCTIONS = frozenset({"WEBSERVICE", "FILTERXML", "RTD", "CALL", "REGISTER", "REGISTER.ID", "EXEC", "HYPERLINK",
                                "IMAGE", "STOCKHISTORY", "INDIRECT"})
+#: What a formula may call (see the module docstring). Excel's names; `_xlfn.` prefixes are
+#: read without it.
+ALLOWED_FUNCTIONS = frozenset("""
+    SUM SUMIF SUMIFS SUMPRODUCT SUMSQ PRODUCT ROUND ROUNDUP ROUNDDOWN MROUND CEILING FLOOR
+    CEILING.MATH FLOOR.MATH INT TRUNC ABS SIGN MOD QUOTIENT POWER SQRT EXP LN LOG LOG10 PI EVEN ODD
+    AVERAGE AVERAGEA AVERAGEIF AVERAGEIFS MEDIAN MIN MINA MAX MAXA MINIFS MAXIFS COUNT COUNTA
+    COUNTBLANK COUNTIF COUNTIFS STDEV STDEV.S STDEV.P STDEVP VAR VAR.S VAR.P LARGE SMALL RANK
+    RANK.EQ GEOMEAN
+    IF IFS IFERROR IFNA AND OR NOT XOR TRUE FALSE SWITCH CHOOSE
+    INDEX MATCH VLOOKUP HLOOKUP LOOKUP XLOOKUP XMATCH ROW ROWS COLUMN COLUMNS
+    NPV XNPV IRR XIRR MIRR PMT IPMT PPMT FV PV RATE NPER EFFECT NOMINAL SLN DB DDB SYD CUMIPMT CUMPRINC
+    DATE YEAR MONTH DAY EOMONTH EDATE DAYS DATEVALUE WEEKDAY YEARFRAC
+    ISNUMBER ISBLANK ISERROR ISERR ISNA ISTEXT ISLOGICAL N NA
+    LEFT RIGHT MID LEN TRIM UPPER LOWER PROPER CONCATENATE CONCAT TEXT VALUE FIND SEARCH EXACT REPLACE
+""".split())
+_FUNCTION_PREFIXES = ("_XLFN._XLWS.", "_XLFN.", "_XLWS.")
 _SHEET_REF = re.compile(r"^(?P<sheet>'(?:[^']|'')+'|[^'!]+)!(?P<ref>.+)$")
 _STRING = re.compile(r'"(?:[^"]|"")*"')
 _PART = re.compile(r"^(?P<cd>\$?)(?P<col>[A-Za-z]{1,3})?(?P<rd>\$?)(?P<row>[0-9]{1,7})?$")
@@ -49,6 +74,25 @@ def _tokens(text: str) -> list[Token]:
         raise FormulaRefused("the formula's parentheses do not balance") from None
     except (TokenizerError, ValueError) as exc:
         raise FormulaRefused(f"the formula does not parse ({exc})") from None
+
+
+def function_name(name: str) -> str:
+    """A function's name as ALLOWED_FUNCTIONS spells it: upper case, no `_xlfn.` prefix."""
+    name = name.upper()
+    for prefix in _FUNCTION_PREFIXES:
+        if name.startswith(prefix):
+            return name[len(prefix):]
+    return name
+
+
+def refusal_of_function(name: str) -> str:
+    """Why a formula may not call `name` (ALLOWED_FUNCTIONS spelling), or "" when it may."""
+    if name in BLOCKED_FUNCTIONS:
+        return f"{name} is not allowed: it reaches outside the workbook or builds references at run time"
+    if name not in ALLOWED_FUNCTIONS:
+        return (f"{name[:40]} is not among the functions a formula may use here (finance, arithmetic, statistics, logic, "
+                f"lookup, date and text functions whose result is the same every day): {', '.join(sorted(ALLOWED_FUNCTIONS))}")
+    return ""
 
 
 def check(text: object) -> str:
@@ -71,10 +115,9 @@ def check(text: object) -> str:
             continue
         value = token.value
         if token.type == Token.FUNC and token.subtype == Token.OPEN:
-            name = value[:-1].upper()
-            name = name[len("_XLFN."):] if name.startswith("_XLFN.") else name
-            if name in BLOCKED_FUNCTIONS:
-                raise FormulaRefused(f"{name} is not allowed: it reaches outside the workbook or builds references at run time")
+            refused = refusal_of_function(function_name(value[:-1]))
+            if refused:
+                raise FormulaRefused(refused)
         if token.subtype == Token.OPEN:
             depth += 1
         elif token.subtype == Token.CLOSE:

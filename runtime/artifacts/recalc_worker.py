@@ -9,7 +9,9 @@ validators turn a refusal into `status: "error"`, never a pass):
 
 1. `scan` — before the engine sees the book: the count of formulas, the length of each, the
    depth of its parentheses, and the cells its ranges (and the defined names') cover, against
-   `Limits`. Deterministic and cheap: the same book is refused the same way on every machine.
+   `Limits`; and the functions they call, against `formulatext.ALLOWED_FUNCTIONS` (one call of
+   another can cost the whole CPU limit with no range at all: a backtracking REGEXTEST, MUNIT,
+   MAKEARRAY). Deterministic and cheap: the same book is refused the same way on every machine.
 2. `run_limited` — the engine runs in a forked child with `RLIMIT_AS` (address space above
    what the parent already maps) and `RLIMIT_CPU`, and the parent kills it at a wall-clock
    deadline. Fork, not a fresh interpreter: the child inherits the already-imported engine
@@ -57,7 +59,9 @@ LIMITS = Limits()
 
 _STRING = re.compile(r'"(?:[^"]|"")*"')
 _SHEET = re.compile(r"'(?:[^']|'')*'!|[A-Za-z0-9_.]+!")
-_AREA = re.compile(r"(?<![A-Za-z0-9_.])\$?([A-Z]{1,3})(?:\$?([0-9]{1,7}))?:\$?([A-Z]{1,3})(?:\$?([0-9]{1,7}))?(?![A-Za-z0-9_(])")
+# Case-insensitive: the engine reads `c5:zz200000` as Excel does (`C5:ZZ200000`).
+_AREA = re.compile(r"(?<![A-Za-z0-9_.])\$?([A-Za-z]{1,3})(?:\$?([0-9]{1,7}))?:\$?([A-Za-z]{1,3})(?:\$?([0-9]{1,7}))?(?![A-Za-z0-9_(])")
+_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*)\s*\(")
 _ROWS = re.compile(r"(?<![A-Za-z0-9_.$:])\$?([0-9]{1,7}):\$?([0-9]{1,7})(?![0-9.])")
 
 
@@ -81,12 +85,24 @@ def range_cells(formula: str) -> int:
         c0, r0, c1, r1 = m.groups()
         if (r0 is None) != (r1 is None):
             continue  # not a range (a name such as "A:B2")
-        cols = abs(column_index_from_string(c1) - column_index_from_string(c0)) + 1
+        cols = abs(column_index_from_string(c1.upper()) - column_index_from_string(c0.upper())) + 1
         rows = MAX_ROWS if r0 is None else abs(int(r1) - int(r0)) + 1
         total += cols * rows
     for m in _ROWS.finditer(_AREA.sub("", text)):
         total += (abs(int(m.group(2)) - int(m.group(1))) + 1) * MAX_COLUMNS
     return total
+
+
+def refused_function(formula: str) -> str:
+    """Why the formula may not be recalculated for a function it calls (`formulatext`'s rule:
+    outside ALLOWED_FUNCTIONS, or reaching outside the book), or "" when every call may run."""
+    from lrc.runtime.artifacts.formulatext import function_name, refusal_of_function
+
+    for m in _CALL.finditer(_STRING.sub('""', formula)):
+        refused = refusal_of_function(function_name(m.group(1)))
+        if refused:
+            return refused.split(" (", 1)[0] if "is not among" in refused else refused
+    return ""
 
 
 def scan(wb, limits: Limits = LIMITS) -> str:
@@ -106,10 +122,16 @@ def scan(wb, limits: Limits = LIMITS) -> str:
                 depth = nesting(cell.value)
                 if depth > limits.max_nesting:
                     return f"{where}'s formula nests {depth} levels deep (limit {limits.max_nesting})"
+                refused = refused_function(cell.value)
+                if refused:
+                    return f"{where}'s formula calls {refused}"
                 cells += range_cells(cell.value)
                 if cells > limits.max_range_cells:
                     return f"the formulas' ranges cover more than {limits.max_range_cells} cells (passed at {where})"
     for name, dn in sorted(wb.defined_names.items()):
+        refused = refused_function(dn.attr_text or "")
+        if refused:
+            return f"the defined name {name} calls {refused}"
         cells += range_cells(dn.attr_text or "")
         if cells > limits.max_range_cells:
             return f"the ranges cover more than {limits.max_range_cells} cells (passed at the defined name {name})"
