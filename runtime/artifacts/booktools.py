@@ -28,13 +28,15 @@ from openpyxl.utils import get_column_letter, range_boundaries
 
 from lrc.runtime.artifacts import formulatext
 from lrc.runtime.artifacts.views import money
-from lrc.runtime.artifacts.toolargs import (RANGE, Limits, ToolError, boolean, check_reach, integer, items, number, only,
-                                            sheet_and_cell, string)
+from lrc.runtime.artifacts.toolargs import (NO_CONTROLS, RANGE, Limits, ToolError, boolean, check_reach, integer, items,
+                                            number, only, sheet_and_cell, string)
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]{0,99}$")
 _LOOKS_LIKE_CELL = re.compile(r"^[A-Za-z]{1,3}[0-9]{1,7}$|^[RrCc][0-9]*$")
 _MAX_SHEET_NAME = 31
 _BAD_SHEET_CHARS = set("[]:*?/\\'")
+_RESERVED_SHEET_NAMES = ("history",)  # Excel keeps it for its change-tracking sheet
+_MAX_NUMBER_FORMAT = 100  # Excel's own limit is 255
 
 
 class Session(Protocol):
@@ -138,6 +140,7 @@ def _planned(wb, entry: Any, n: int, session: Session) -> tuple:
             new = formulatext.check(entry["formula"])
         except formulatext.FormulaRefused as exc:
             raise ToolError(f"cells[{n}] ({sheet}!{coord}): {exc}") from None
+        string(new, f"cells[{n}].formula", formulatext.MAX_FORMULA_CHARS, controls=NO_CONTROLS)  # a file can hold it
         write = True
     elif "value" in entry:
         v = entry["value"]
@@ -150,7 +153,8 @@ def _planned(wb, entry: Any, n: int, session: Session) -> tuple:
         else:
             new = number(v, f"cells[{n}].value")
         write = True
-    fmt = string(entry["number_format"], f"cells[{n}].number_format", 100) if "number_format" in entry else None
+    fmt = (string(entry["number_format"], f"cells[{n}].number_format", _MAX_NUMBER_FORMAT, controls=NO_CONTROLS)
+           if "number_format" in entry else None)
     bold = boolean(entry["bold"], f"cells[{n}].bold") if "bold" in entry else None
     source = None
     if "style_from" in entry:
@@ -234,12 +238,26 @@ def set_defined_name(wb, args: Mapping[str, Any], session: Session) -> str:
     return f"{name} now refers to {new_text}"
 
 
+def sheet_name(value: Any, what: str) -> str:
+    """A new sheet's name by Excel's rules (stricter on quotes: none at all, so references stay
+    simple): 1-31 characters (UTF-16 units, as Excel counts them), none of [ ] : * ? / \\ ' and
+    no control character, no space at either end, not "History" (Excel reserves it). Uniqueness
+    is the caller's check (it needs the workbook)."""
+    name = string(value, what, _MAX_SHEET_NAME, controls=NO_CONTROLS)
+    if len(name.encode("utf-16-le")) // 2 > _MAX_SHEET_NAME:  # Excel counts UTF-16 units: an emoji is two
+        raise ToolError(f"{what} is {len(name.encode('utf-16-le')) // 2} UTF-16 units long in Excel's count "
+                        f"(the limit is {_MAX_SHEET_NAME})")
+    if set(name) & _BAD_SHEET_CHARS or name != name.strip():
+        raise ToolError("a sheet name may not contain [ ] : * ? / \\ ' or start or end with a space")
+    if name.lower() in _RESERVED_SHEET_NAMES:
+        raise ToolError(f"{name!r} is reserved by Excel as a sheet name")
+    return name
+
+
 def add_sheet(wb, args: Mapping[str, Any], session: Session) -> str:
     """An empty sheet, after the named one (or at the end)."""
     only(args, "add_sheet", ("file", "sheet"), ("after",))
-    name = string(args["sheet"], "sheet", _MAX_SHEET_NAME)
-    if set(name) & _BAD_SHEET_CHARS or name != name.strip():
-        raise ToolError("a sheet name may not contain [ ] : * ? / \\ ' or start or end with a space")
+    name = sheet_name(args["sheet"], "sheet")
     if name.lower() in (s.lower() for s in wb.sheetnames):
         raise ToolError(f"a sheet {name!r} already exists")
     if len(wb.sheetnames) >= 100:

@@ -5,7 +5,8 @@ a chart stays a chart with its data range, a layout is never swapped — so the 
 objects in place and offer nothing that replaces one: text goes into an existing text frame
 (the first run of each paragraph keeps its formatting), a table cell's text into that cell,
 and chart data into the chart's own data (python-pptx `replace_data`, which rewrites the
-chart's embedded workbook and its caches and keeps the chart's type and formatting). Two
+chart's embedded workbook and its caches and keeps the chart's type and formatting; each
+label goes into that workbook as text, never a formula, link or number: `text_chart_data`). Two
 tools add, and nothing deletes, moves or replaces: `add_slide` makes a slide from one of the
 deck's own layouts (the layout's placeholders, its title filled; never a new layout), and
 `add_chart` puts a new editable category chart (its data in its own embedded workbook, never a
@@ -20,13 +21,21 @@ raises `ToolError` and changes nothing.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any, Mapping
 
 from lrc.runtime.artifacts.booktools import Session
-from lrc.runtime.artifacts.toolargs import ToolError, integer, items, number, only, string
+from lrc.runtime.artifacts.toolargs import NO_CONTROLS, ToolError, integer, items, number, only, string
 
 _CHART_NS = "{http://schemas.openxmlformats.org/drawingml/2006/chart}"
+_SLIDE_CONTROLS = "\n\v\t"  # \n between paragraphs, \v a line break inside one (python-pptx writes <a:br/>)
+_LABEL_CONTROLS = "\n\t"  # what a chart's XML and its embedded workbook both hold and give back
+# xlsxwriter's write() turns text starting with '=' into a formula, URL-like text
+# (http:, ftp:, mailto:, external:, ...) into a hyperlink and number-like text into a number;
+# a chart's labels go into its embedded workbook as the text they are.
+_TEXT_ONLY_WORKBOOK = {"in_memory": True, "strings_to_formulas": False, "strings_to_urls": False,
+                       "strings_to_numbers": False}
 
 
 def kind(shape) -> str:
@@ -124,11 +133,7 @@ def set_text(frame, text: str) -> None:
 
 
 def _text(args: Mapping[str, Any], session: Session, key: str = "text") -> str:
-    text = string(args[key], key, session.limits.max_text_chars, empty=True)
-    if any(ord(ch) < 32 and ch not in "\n\t\v" for ch in text):
-        raise ToolError(f"{key} may contain line breaks (\\n between paragraphs, \\v inside one) and tabs, "
-                        "but no other control characters")
-    return text
+    return string(args[key], key, session.limits.max_text_chars, empty=True, controls=_SLIDE_CONTROLS)
 
 
 def edit_slide_text(prs, args: Mapping[str, Any], session: Session) -> str:
@@ -169,13 +174,55 @@ def number_format(chart) -> str:
     return codes[0] if codes and codes[0] else "General"
 
 
+@functools.cache
+def _text_chart_data_class():
+    """python-pptx's CategoryChartData whose embedded workbook holds every label as text.
+
+    python-pptx opens its xlsxwriter Workbook with default options in
+    `_BaseWorkbookWriter._open_worksheet`; this subclass (one writer class, no global patch)
+    opens it with `_TEXT_ONLY_WORKBOOK` and lays the sheet out exactly as python-pptx does."""
+    from contextlib import contextmanager
+
+    from pptx.chart.data import CategoryChartData
+    from pptx.chart.xlsx import CategoryWorkbookWriter
+    from pptx.util import lazyproperty
+    from xlsxwriter import Workbook
+
+    class TextWorkbookWriter(CategoryWorkbookWriter):
+        @contextmanager
+        def _open_worksheet(self, xlsx_file):
+            workbook = Workbook(xlsx_file, dict(_TEXT_ONLY_WORKBOOK))
+            worksheet = workbook.add_worksheet()
+            yield workbook, worksheet
+            workbook.close()
+
+    class TextCategoryChartData(CategoryChartData):
+        @lazyproperty
+        def _workbook_writer(self):
+            return TextWorkbookWriter(self)
+
+    return TextCategoryChartData
+
+
+def text_chart_data(number_format: str):
+    """An empty CategoryChartData (of `number_format`) whose labels are written as text."""
+    return _text_chart_data_class()(number_format=number_format)
+
+
+def _label(value: Any, what: str) -> str:
+    """A category or series name: text a chart and its workbook hold, never formula-like."""
+    text = string(value, what, 100, controls=_LABEL_CONTROLS)
+    if text.startswith("="):
+        raise ToolError(f"{what} may not start with '=': a chart label is text, never a formula")
+    return text
+
+
 def _chart_args(args: Mapping[str, Any], session: Session, number_format: str):
     """A CategoryChartData of the call's `categories` and `series`, every entry checked first."""
-    from pptx.chart.data import CategoryChartData
-
     limits = session.limits
-    categories = [string(c, f"categories[{i}]", 100) for i, c in enumerate(items(args["categories"], "categories", limits.max_categories))]
-    data = CategoryChartData(number_format=number_format)
+    given = items(args["categories"], "categories", limits.max_categories)
+    categories = [_label(c, f"categories[{i}]") for i, c in enumerate(given)]
+    data = text_chart_data(number_format)
     data.categories = categories
     for i, s in enumerate(items(args["series"], "series", limits.max_series)):
         if not isinstance(s, Mapping):
@@ -184,7 +231,7 @@ def _chart_args(args: Mapping[str, Any], session: Session, number_format: str):
         values = s["values"]
         if not isinstance(values, list) or len(values) != len(categories):
             raise ToolError(f"series[{i}].values must be a list of {len(categories)} numbers (one per category) or nulls")
-        data.add_series(string(s["name"], f"series[{i}].name", 100),
+        data.add_series(_label(s["name"], f"series[{i}].name"),
                         [None if v is None else float(number(v, f"series[{i}].values[{j}]")) for j, v in enumerate(values)])
     return data
 
@@ -272,9 +319,7 @@ def add_chart(prs, args: Mapping[str, Any], session: Session) -> str:
     from pptx.enum.chart import XL_CHART_TYPE, XL_LEGEND_POSITION
 
     n, slide = _slide(prs, args)
-    name = string(args["shape"], "shape", 200)
-    if not name.strip() or any(ord(ch) < 32 for ch in name):
-        raise ToolError("shape must be a non-blank name without control characters")
+    name = string(args["shape"], "shape", 200, controls=NO_CONTROLS)
     if any(s.name == name for s in slide.shapes):
         raise ToolError(f"slide {n} already has a shape {name!r}: shapes are found by name, so names stay unique")
     if len(slide.shapes) >= session.limits.max_shapes:
@@ -285,9 +330,7 @@ def add_chart(prs, args: Mapping[str, Any], session: Session) -> str:
     legend = string(args["legend"], "legend", 20).lower() if "legend" in args else "bottom"
     if legend not in LEGEND_POSITIONS:
         raise ToolError(f"legend must be one of {', '.join(LEGEND_POSITIONS)}")
-    fmt = string(args["number_format"], "number_format", 100) if "number_format" in args else "General"
-    if any(ord(ch) < 32 for ch in fmt):
-        raise ToolError("number_format may not contain control characters")
+    fmt = string(args["number_format"], "number_format", 100, controls=NO_CONTROLS) if "number_format" in args else "General"
     width_all, height_all = int(prs.slide_width), int(prs.slide_height)
     left = _emu(args, "left", EMU_PER_INCH // 2, 0, width_all - 1)
     top = _emu(args, "top", min(3 * EMU_PER_INCH // 2, height_all - 1), 0, height_all - 1)

@@ -25,7 +25,11 @@ What is refused, in the order checked:
 External relationships (`TargetMode="External"`: linked workbooks, hyperlinks, linked
 pictures) are never followed; they are reported in `Package.external_links` so a validator
 can decide. Embedded packages (a chart's workbook inside a deck) are checked the same way,
-to a bounded depth.
+to a bounded depth, and an embedded workbook must hold data only: a formula, a defined name,
+a link to another workbook or any external relationship in it is refused. Such a workbook is
+what a chart's "Edit Data" opens in Excel, where a formula runs (`=cmd|...` is DDE,
+`=WEBSERVICE(...)` fetches) and a hyperlink is one click away, and no validator reads inside it;
+a chart's data needs none of them.
 """
 
 from __future__ import annotations
@@ -142,13 +146,19 @@ def _inspect(data: bytes, kind: str, limits: Limits, depth: int, where: str) -> 
     if content_types is None:
         raise Refused(f"{where}no [Content_Types].xml: not an Office package")
     links: list[ExternalLink] = []
+    embedded_workbook = depth > 0 and kind == "xlsx"
     for name in sorted(parts):
         if name.lower().endswith(_XML_SUFFIXES):
             root = _parse_xml(parts[name], f"{where}{name}")
             if name.endswith(".rels"):
                 links.extend(_external(root, name))
+            if embedded_workbook:
+                _data_only(root, name, where)
         elif name.lower().endswith(_VML_SUFFIX) and (b"<!DOCTYPE" in parts[name].upper() or b"<!ENTITY" in parts[name].upper()):
             raise Refused(f"{where}{name}: hostile XML refused (a DTD or entity declaration in a VML part)")
+    if embedded_workbook and links:
+        raise Refused(f"{where}{links[0].part}: an embedded workbook holds an external {links[0].type} "
+                      f"({links[0].target[:100]!r}): a chart's data workbook may hold data only")
     lowered_types = content_types.decode("utf-8", "replace").lower()
     for marker in _MACRO_TYPES:
         if marker in lowered_types:
@@ -201,6 +211,21 @@ def _parse_xml(data: bytes, where: str):
         raise Refused(f"{where}: not well-formed XML ({exc})") from None
     except Exception as exc:  # noqa: BLE001 - an unparseable part is a refusal, never a traceback
         raise Refused(f"{where}: XML cannot be parsed ({type(exc).__name__})") from None
+
+
+def _data_only(root, name: str, where: str) -> None:
+    """Refuse a part of an embedded workbook that holds more than data (see the module docstring)."""
+    lowered = name.lower()
+    if lowered.startswith("xl/externallinks/"):
+        raise Refused(f"{where}{name}: an embedded workbook links to another workbook: "
+                      "a chart's data workbook may hold data only")
+    if lowered.startswith("xl/worksheets/") or lowered == "xl/workbook.xml":
+        for element in root.iter():
+            local = element.tag.rsplit("}", 1)[-1] if isinstance(element.tag, str) else ""
+            if local in ("f", "definedName"):
+                what = "a formula" if local == "f" else "a defined name"
+                raise Refused(f"{where}{name}: an embedded workbook holds {what} "
+                              f"({(element.text or '')[:100]!r}): a chart's data workbook may hold data only")
 
 
 def _external(root, part: str) -> list[ExternalLink]:

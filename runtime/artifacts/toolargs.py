@@ -5,6 +5,8 @@ Why: tool arguments arrive as JSON a model wrote (bounded in size and depth by
 takes; anything unexpected, missing, of the wrong type or over a bound raises `ToolError`,
 which the toolbox returns as an error result the model can act on — never an exception into
 the run. JSON booleans are not integers here (Python says `True == 1`; a model does not).
+A string holds nothing a file cannot (`string`'s `controls`): a character openpyxl, python-pptx
+or the XML writer refuses only at save time would leave a file no later save could write.
 """
 
 from __future__ import annotations
@@ -56,7 +58,19 @@ def only(args: Mapping[str, Any], tool: str, required: tuple[str, ...], optional
         raise ToolError(f"{tool} needs {', '.join(missing)}")
 
 
-def string(value: Any, what: str, max_chars: int, *, empty: bool = False) -> str:
+# The control characters a text may hold, by use. Anything else below U+0020 (and a lone
+# surrogate, U+FFFE, U+FFFF) no Office file can hold: openpyxl, python-pptx or the XML writer
+# would refuse it only at save time, after which no save of that file could succeed.
+TEXT_CONTROLS = "\t\n\r"  # a cell's text value, a note: what openpyxl writes and reads back
+NO_CONTROLS = ""  # a name, a number format, a chart type: one line, nothing invisible
+_CONTROL_NAMES = {"\n": "line breaks (\\n)", "\v": "line breaks inside a paragraph (\\v)", "\t": "tabs",
+                  "\r": "carriage returns"}
+# built, not a literal: the code fingerprint reads constants as text, and a lone surrogate is none
+_UNWRITABLE = re.compile("[\x00-\x1f" + chr(0xD800) + "-" + chr(0xDFFF) + "\ufffe\uffff]")
+
+
+def string(value: Any, what: str, max_chars: int, *, empty: bool = False, controls: str = TEXT_CONTROLS) -> str:
+    """A string within bounds that a file can hold, holding no control characters but `controls`."""
     if not isinstance(value, str):
         raise ToolError(f"{what} must be a string")
     if len(value) > max_chars:
@@ -65,6 +79,19 @@ def string(value: Any, what: str, max_chars: int, *, empty: bool = False) -> str
         raise ToolError(f"{what} must not be empty")
     if "\x00" in value:
         raise ToolError(f"{what} contains a NUL character")
+    for m in _UNWRITABLE.finditer(value):
+        ch = m.group()
+        if ch in controls:
+            continue
+        where = f"U+{ord(ch):04X} at position {m.start() + 1}"
+        if ord(ch) >= 32:
+            raise ToolError(f"{what} contains {where}, a character no Office file can hold")
+        allowed = [name for c, name in _CONTROL_NAMES.items() if c in controls]
+        if not allowed:
+            raise ToolError(f"{what} contains a control character ({where}): write it without control characters")
+        listed = allowed[0] if len(allowed) == 1 else ", ".join(allowed[:-1]) + " and " + allowed[-1]
+        raise ToolError(f"{what} contains a control character ({where}): {what} may contain {listed}, "
+                        "but no other control characters")
     return value
 
 
