@@ -34,7 +34,7 @@ from support import REPO, pinned
 CACHED_RECALCULATION = True  # tests/conftest.py: one recalculation per distinct workbook in this module
 
 LOCK = REPO / "generated" / "demo" / "plan.lock"
-TASK = "fa.fix-sign.v4"
+TASK = "fa.fix-sign.v5"
 DIRECT, ORCHESTRATED = pinned("direct"), pinned("orchestrated")
 
 
@@ -126,7 +126,7 @@ def test_a_plain_text_plan_is_recorded_and_a_text_reply_in_act_is_validated_by_t
     assert grade.grade(item, record)["verdict"] == "pass"
 
 
-def test_validate_shows_the_validators_words_never_their_values(plan, item, tmp_path):
+def test_validate_shows_each_checks_rule_never_the_validators_words_or_values(plan, item, tmp_path):
     from lrc.runtime.artifacts.validators import run_all
     from lrc.runtime.artifacts.views import Submission
 
@@ -138,11 +138,43 @@ def test_validate_shows_the_validators_words_never_their_values(plan, item, tmp_
         assert all(set(f) == {"check", "status", "message", "location"} for f in s["failing"])
     results = run_all(item.checks, Submission(inputs=dict(item.files), outputs=grade.outputs_of(record)))
     text = json.dumps(shown)
-    for r in results:
+    failed = [r for r in results if r["status"] != "pass"]
+    assert failed  # the baseline's edits leave a check failing: something to show
+    for r in failed:
+        # the validator's message quotes what it observed and expected (the answer): never shown
+        assert r["message"] and r["message"] not in text, r
         for value in (r.get("observed"), r.get("expected")):
-            if isinstance(value, (str, int, float)) and not isinstance(value, bool) and str(value) not in (r.get("message") or ""):
-                assert json.dumps(value) not in text, (r["id"], value)
+            if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+                assert json.dumps(value) not in text and str(value) not in text, (r["id"], value)
+    from lrc.runtime.artifacts.validators import FAMILIES
+
+    for s in shown:
+        for f in s["failing"]:
+            assert f["message"].endswith(FAMILIES[f["check"]][2]), f
     assert item.answer_key["expected"]["sha256"] not in text
+
+
+def test_validate_on_every_tasks_untouched_input_shows_no_observed_or_expected_value(plan):
+    """The class: for every task of the demo lock, what `validate` shows of the untouched input
+    (every check that fails there) holds neither the validators' messages nor the values they quote."""
+    from lrc.runtime.artifacts.validators import run_all
+    from lrc.runtime.artifacts.views import Submission
+
+    tasks_seen = 0
+    for ref in sorted(plan["tasks"]):
+        task = items.build(plan, ref, plan["tasks"][ref], plan["seed"]["value"], 0)
+        results = run_all(task.checks, Submission(inputs=dict(task.files), outputs=dict(task.files)))
+        shown = json.dumps(runner.failing_report(results))
+        assert any(r["status"] != "pass" for r in results), ref  # an untouched input fails its task
+        for r in results:
+            if r["status"] == "pass":
+                continue
+            assert r["message"] not in shown, (ref, r)
+            for value in (r.get("observed"), r.get("expected")):
+                if isinstance(value, (int, float, str)) and not isinstance(value, bool) and len(str(value)) > 2:
+                    assert str(value) not in shown, (ref, r["id"], value)
+        tasks_seen += 1
+    assert tasks_seen >= 4
 
 
 def test_malformed_stage_tool_calls_are_tool_errors_never_exceptions(plan, item, tmp_path):

@@ -23,7 +23,7 @@ from support import REPO
 CACHED_RECALCULATION = True  # tests/conftest.py: one recalculation per distinct workbook in this module
 
 LOCK = REPO / "generated" / "demo" / "plan.lock"
-TASK = "fa.fix-sign.v4"
+TASK = "fa.fix-sign.v5"
 
 
 @pytest.fixture(scope="module")
@@ -225,3 +225,77 @@ def test_a_saved_file_that_does_not_decode_is_a_missing_file_and_fails(item):
     evaluation = grade.grade(item, record)
     assert evaluation["verdict"] == "fail"
     assert all(r["status"] != "pass" for r in evaluation["results"])
+
+
+# -- the wall budget counts the run's own time, not its waits for the artifact lock ----------------
+
+def test_a_wait_for_the_artifact_lock_is_not_the_runs_wall_time(plan, item, tmp_path):
+    """Another run of the execute holds the artifact lock for 3 s (a long recalculation) while
+    this run, with 2 s of wall budget, makes its tool calls: it waits, and finishes as it would
+    alone. Counted, the wait ended it as budget_exceeded (found: an honest 30 s run stopped at
+    110.8 s behind a hostile run's recalculations)."""
+    import threading
+    import time
+
+    held = threading.Event()
+
+    def other_run() -> None:
+        with runner.ARTIFACT_LOCK:
+            held.set()
+            time.sleep(3)
+
+    hog = threading.Thread(target=other_run)
+    hog.start()
+    held.wait()
+    try:
+        turns = [_turn(("list_sheets", {"file": "model.xlsx"}))] * 2
+        started = time.monotonic()
+        record = _run(plan, item, tmp_path / "work", turns, budget={"max_wall_seconds": 2})
+        waited = time.monotonic() - started
+    finally:
+        hog.join()
+    assert waited >= 2.5  # it did wait behind the other run
+    assert record["outcome"] == "answered" and record["task"]["exceeded"] is None, record["events"]
+
+
+def test_the_runs_own_time_still_ends_it_when_a_model_call_hangs(plan, item, tmp_path):
+    import time
+
+    system = planning.system_spec(plan, "direct")
+    budgeted = items.TaskItem(item.ref, item.index, item.item_id, {**item.context, "budget": {**item.context["budget"], "max_wall_seconds": 1}},
+                              item.answer_key, item.files, item.oracle, item.checks)
+
+    async def hangs(step, messages, tools):
+        await asyncio.sleep(30)
+
+    started = time.monotonic()
+    record = asyncio.run(runner.run(runner.TaskRun(item=budgeted, system=system, loop=direct, call=hangs,
+                                                   usage_of=lambda step: {"input": 0, "output": 0},
+                                                   earlier_latency=lambda step: None, work=tmp_path / "w")))
+    assert time.monotonic() - started < 10
+    assert record["outcome"] == "budget_exceeded" and record["task"]["exceeded"]["limit"] == "max_wall_seconds"
+
+
+def test_the_meter_leaves_out_waits_finished_and_under_way():
+    now = [100.0]
+    meter = runner.Meter({"max_wall_seconds": 10}, clock=lambda: now[0])
+    now[0] = 103.0
+    assert meter.wall() == 3.0
+    meter.waiting_since = 103.0  # a wait begins
+    now[0] = 150.0
+    assert meter.wall() == 3.0
+    meter.waited, meter.waiting_since = 47.0, None  # it ended
+    now[0] = 151.0
+    assert meter.wall() == 4.0
+    meter.check_wall()
+
+
+def test_max_tokens_counts_every_token_class_of_a_reply(plan, item, tmp_path):
+    # cached input and cache writes are input; separately priced reasoning is output
+    meter = runner.Meter({"max_tokens": 1_000, "max_wall_seconds": 10})
+    turn = _turn(("list_sheets", {"file": "model.xlsx"}))
+    meter.after_turn(turn, {"input": 5, "cached_input": 400, "cache_write": 100, "output": 10, "reasoning": 300})
+    assert meter.tokens == 815
+    with pytest.raises(runner.Exceeded) as exceeded:
+        meter.after_turn(turn, {"input": 5, "cached_input": 400, "output": 10})
+    assert exceeded.value.limit == "max_tokens" and exceeded.value.observed == 1_230

@@ -246,6 +246,7 @@ def _add_validation(state: _State, events: list, step: int, report: dict[str, An
 
 def show(report: dict[str, Any], repairs: int, retries_max: int) -> str:
     """The `validate` tool's result as the model reads it: JSON of each failing check's id,
-    message and location (the validator's words), and the repairs left."""
+    status, location and message (the check's rule, never the validator's words: they quote
+    the expected values), and the repairs left."""
     return json.dumps({"passed": report["passed"], "checks": report["checks"], "failing": report["failing"],
                        "repairs_used": repairs, "repairs_max": retries_max}, sort_keys=True, ensure_ascii=False)

@@ -19,7 +19,8 @@ orchestrated differs only in the harness:
   cap; `max_tool_calls`, `max_tokens` (input + output, every request of the run) and
   `max_cost_usd` (the replies' usage at the model's locked price, exact Decimal) are counted as
   each reply arrives, before any of its tool calls runs; `max_wall_seconds` is checked before
-  every request and tool call and enforced by a hard timeout around the loop. Before
+  every request and tool call and enforced by a hard timeout around the loop (`within_wall`);
+  a wait for the artifact lock while another run holds it is not the run's time. Before
   2026-12-06 a system's `budget` and a `max_cost_usd` anywhere were locked but never applied.
   Exceeding one ends the run as a fail with its reason
   (`budget_exceeded`, or `step_cap` for steps); a model failure is never retried. Wall time is
@@ -28,8 +29,8 @@ orchestrated differs only in the harness:
 - for a staged system (orchestrated), the `Workflow`: the stage prompts (the system spec's
   locked templates, rendered with the task's prompt context), the tools of each stage, and
   the `validate` hook — the task's own checks over the files as saved, reported as each
-  failing check's id, message and location and nothing else (never observed/expected values:
-  they can hold the answer key);
+  failing check's id, status, location and rule, and nothing else (never the validator's
+  message, observed or expected values: they hold the answer key);
 - the record: the files as saved (base64: `lrc report` grades from the journal alone), every
   mutation the toolbox recorded, and the budget as used.
 
@@ -110,11 +111,39 @@ class Meter:
         self.price = price
         self.started = clock()
         self.earlier_seconds = 0.0  # journaled latency of calls an earlier execute made
+        self.waited = 0.0  # seconds spent waiting for ARTIFACT_LOCK while other runs held it
+        self.waiting_since: float | None = None  # set while a wait is under way (another thread)
         self.steps = self.tool_calls = self.tokens = 0
         self.cost = Decimal(0)
 
     def wall(self) -> float:
-        return self.clock() - self.started + self.earlier_seconds
+        """The run's own wall time: this execute's, less its waits for the artifact lock, plus
+        the journaled latency of an earlier execute's calls."""
+        now = self.clock()
+        since = self.waiting_since
+        waiting = now - since if since is not None else 0.0
+        return now - self.started - self.waited - waiting + self.earlier_seconds
+
+    def holding(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """`fn(*args)` under ARTIFACT_LOCK, the wait for it not counted as the run's time.
+
+        Why: the lock serializes every task run's artifact work in the process, so while one
+        run's tool call recalculates for a minute, every other run waits. Counted, that wait
+        ended honest runs as `budget_exceeded` on `max_wall_seconds` (measured: a 30 s run
+        stopped at 110.8 s behind another run's recalculations): a result that depended on what
+        the other runs of the execute did. Like the wait for a model's concurrency slot, it is
+        the harness's queue, not the run's work."""
+        started = self.clock()
+        self.waiting_since = started
+        try:
+            ARTIFACT_LOCK.acquire()
+        finally:
+            self.waited += self.clock() - started
+            self.waiting_since = None
+        try:
+            return fn(*args)
+        finally:
+            ARTIFACT_LOCK.release()
 
     def check_wall(self) -> None:
         if self.wall() > self.budget["max_wall_seconds"]:
@@ -122,7 +151,10 @@ class Meter:
 
     def after_turn(self, turn: Turn, usage: dict[str, Any]) -> None:
         self.steps += 1
-        self.tokens += int(usage.get("input", 0) or 0) + int(usage.get("output", 0) or 0)
+        # Every class: cached input and cache writes are input, separately priced reasoning is
+        # output (counting only `input` + `output` made the budget depend on the provider's
+        # cache hits: five turns of 160,015 tokens, mostly cached, counted as 75).
+        self.tokens += sum(int(usage.get(cls, 0) or 0) for cls in ("input", "cached_input", "cache_write", "output", "reasoning"))
         self.tool_calls += len(turn.message.get("tool_calls") or [])
         if self.tokens > self.budget["max_tokens"]:
             raise Exceeded("max_tokens", self.tokens, self.budget["max_tokens"])
@@ -161,8 +193,7 @@ class PermittedToolbox:
             return ToolOutcome(f"error: tool {str(name)[:60]!r} is not permitted in this task; permitted: "
                                f"{', '.join(self.permitted)}", is_error=True)
         self.meter.check_wall()
-        with ARTIFACT_LOCK:
-            return self.inner.call(name, arguments)
+        return self.meter.holding(self.inner.call, name, arguments)
 
 
 @dataclass
@@ -218,19 +249,52 @@ class Workflow:
         from lrc.runtime.artifacts.views import Submission
 
         self.toolbox.meter.check_wall()
-        with ARTIFACT_LOCK:
+
+        def checked() -> list[dict[str, Any]]:
             for name in sorted(self.inner.outputs()):
                 self.inner.call("save", {"file": name})
-            results = run_all(self.item.checks, Submission(inputs=dict(self.item.files), outputs=self.inner.outputs()))
-        return failing_report(results)
+            return run_all(self.item.checks, Submission(inputs=dict(self.item.files), outputs=self.inner.outputs()))
+
+        return failing_report(self.toolbox.meter.holding(checked))
 
 
 def failing_report(results: list[dict[str, Any]]) -> dict[str, Any]:
-    """What `validate` shows: each check that did not pass, by its id, status, message and
-    location — the validator's own words; `observed` and `expected` are never shown."""
-    failing = [{"check": r["id"], "status": r["status"], "message": r.get("message"), "location": r.get("location")}
-               for r in results if r["status"] != "pass"]
+    """What `validate` shows: each check that did not pass, by its id, status, location and a
+    message that is the check's rule (the family's one line in `validators.FAMILIES`).
+
+    Never the validator's own message: it quotes what it observed and expected ("IS!D7 is
+    =Inputs!D6, not of the shape =-Inputs!D6", "the model computes 455.86"), so showing it
+    handed the orchestrated system the answer key, one repair at a time (found 2026-12-07 by
+    calling `validate` on each untouched input)."""
+    from lrc.runtime.artifacts.validators import FAMILIES
+
+    failing = []
+    for r in results:
+        if r["status"] == "pass":
+            continue
+        rule = FAMILIES[r["id"]][2] if r["id"] in FAMILIES else "a declared check"
+        said = f"not met: {rule}" if r["status"] == "fail" else f"could not be decided on the saved files: {rule}"
+        failing.append({"check": r["id"], "status": r["status"], "message": said, "location": r.get("location")})
     return {"passed": not failing and bool(results), "checks": len(results), "failing": failing}
+
+
+async def within_wall(work: Awaitable[Any], meter: Meter, limit: float) -> Any:
+    """`work`'s result, or TimeoutError once the run's own wall time (`meter.wall()`: waits
+    for the artifact lock not counted) passes `limit`; `work` is cancelled then. The hard stop
+    behind the checks before each request and tool call: a model call or a tool that hangs."""
+    task = asyncio.ensure_future(work)
+    try:
+        while True:
+            remaining = limit - meter.wall()
+            if remaining <= 0:
+                raise TimeoutError(f"the run's wall time passed {limit:g} s")
+            done, _ = await asyncio.wait({task}, timeout=remaining)
+            if done:
+                return task.result()
+    finally:
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
 
 
 def _locked(fn: Callable[..., Any], *args: Any) -> Any:
@@ -247,7 +311,7 @@ async def run(task: TaskRun) -> dict[str, Any]:
     item = task.item
     budget = effective_budget(item.context["budget"], task.system)
     meter = Meter(budget, price=task.price)
-    inner = await asyncio.to_thread(_locked, ArtifactToolbox, task.work, item.files)
+    inner = await asyncio.to_thread(meter.holding, ArtifactToolbox, task.work, item.files)
     toolbox = PermittedToolbox(inner, item.context["permitted_tools"], meter)
     seen: dict[str, Any] = {"messages": None, "turn": None}
 
@@ -274,7 +338,7 @@ async def run(task: TaskRun) -> dict[str, Any]:
         ctx = RunContext(**common)
     exceeded: Exceeded | None = None
     try:
-        outcome = await asyncio.wait_for(task.loop.run(ctx), timeout=float(budget["max_wall_seconds"]))
+        outcome = await within_wall(task.loop.run(ctx), meter, float(budget["max_wall_seconds"]))
     except Exceeded as exc:
         exceeded = exc
     except (asyncio.TimeoutError, TimeoutError):
