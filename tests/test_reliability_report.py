@@ -18,6 +18,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from helpers.project import run_lrc
 from lrc.runtime.report import reliability
@@ -93,29 +95,29 @@ def task_plan(plan) -> dict:
     """The demo plan with three repetitions declared and one task, fa.fix-sign."""
     p = copy.deepcopy(plan)
     p["edition"]["spec"]["repetitions"] = 3
-    p["tasks"] = {"fa.fix-sign.v4": p["tasks"]["fa.fix-sign.v4"]}
+    p["tasks"] = {"fa.fix-sign.v5": p["tasks"]["fa.fix-sign.v5"]}
     return p
 
 
 def _statuses(plan: dict, failing: dict[str, tuple[str, str]]) -> list:
     """One result per check of fa.fix-sign, in the spec's order; `failing`: validator -> (status, severity)."""
     out = []
-    for check in plan["tasks"]["fa.fix-sign.v4"]["spec"]["checks"]:
+    for check in plan["tasks"]["fa.fix-sign.v5"]["spec"]["checks"]:
         status, severity = failing.get(check["validator"], ("pass", "error"))
         out.append(_check(status, severity, id=check["validator"], location="IS!D7", message=f"{check['validator']} said so"))
     return out
 
 
 def test_the_figures_are_read_back_from_the_run_folders_with_known_values(task_plan, tmp_path):
-    checks = task_plan["tasks"]["fa.fix-sign.v4"]["spec"]["checks"]
+    checks = task_plan["tasks"]["fa.fix-sign.v5"]["spec"]["checks"]
     financial = next(c["validator"] for c in checks if c["failure_category"] == "financial-incorrectness")
     integrity = next(c["validator"] for c in checks if c["failure_category"] == "artifact-integrity")
     system = reliability._task_systems(task_plan)[0]
     # baseline: r1 pass, r2 partial (an integrity check failed, a warning too), r3 fail (financial + integrity)
-    _write_run(tmp_path, "fa.fix-sign.v4", "lrc/baseline", system, "fa.fix-sign", 1, "pass", _statuses(task_plan, {}))
-    _write_run(tmp_path, "fa.fix-sign.v4", "lrc/baseline", system, "fa.fix-sign", 2, "partial",
+    _write_run(tmp_path, "fa.fix-sign.v5", "lrc/baseline", system, "fa.fix-sign", 1, "pass", _statuses(task_plan, {}))
+    _write_run(tmp_path, "fa.fix-sign.v5", "lrc/baseline", system, "fa.fix-sign", 2, "partial",
                _statuses(task_plan, {integrity: ("fail", "error"), financial: ("fail", "warning")}))
-    _write_run(tmp_path, "fa.fix-sign.v4", "lrc/baseline", system, "fa.fix-sign", 3, "fail",
+    _write_run(tmp_path, "fa.fix-sign.v5", "lrc/baseline", system, "fa.fix-sign", 3, "fail",
                [_check("fail", id=c["validator"]) for c in checks])
     report = reliability.data(task_plan, tmp_path, [{"run": "k1", "reason": "retries-exhausted after 3 attempt(s)"}], [])
     cell = next(c for c in report["cells"] if c["model"] == "lrc/baseline" and c["system"] == system)
@@ -134,10 +136,10 @@ def test_the_figures_are_read_back_from_the_run_folders_with_known_values(task_p
     assert others and all(c["result"] == reliability.NOT_RUN for c in others)  # no run folder: nothing invented
     page = reliability.markdown(report)
     low, high = r["completion"]["low"], r["completion"]["high"]
-    assert f"| fa.fix-sign.v4 | dev | lrc/baseline | {system} | 1 / 1 / 1 of 3 | 1/3 · 1 items × 3 ({low:.2f}–{high:.2f}) |" in page
+    assert f"| fa.fix-sign.v5 | dev | lrc/baseline | {system} | 1 / 1 / 1 of 3 | 1/3 · 1 items × 3 ({low:.2f}–{high:.2f}) |" in page
     assert "pass^3" in page and "0.00 (1 items × 3)" in page
     assert "k1: retries-exhausted after 3 attempt(s)" in page
-    assert "IS!D7" in page and "runs/fa.fix-sign.v4/lrc__baseline/" in page  # an important failure, with where to look
+    assert "IS!D7" in page and "runs/fa.fix-sign.v5/lrc__baseline/" in page  # an important failure, with where to look
 
     task_plan["edition"]["spec"]["efficiency_reporting"] = "released"
     r = next(c for c in reliability.data(task_plan, tmp_path)["cells"] if c["model"] == "lrc/baseline")["result"]
@@ -147,7 +149,7 @@ def test_the_figures_are_read_back_from_the_run_folders_with_known_values(task_p
 def test_pass_hat_k_is_na_when_an_item_has_fewer_repetitions_than_declared(task_plan, tmp_path):
     system = reliability._task_systems(task_plan)[0]
     for rep in (1, 2):  # the third repetition was never made
-        _write_run(tmp_path, "fa.fix-sign.v4", "lrc/oracle", system, "fa.fix-sign", rep, "pass", _statuses(task_plan, {}))
+        _write_run(tmp_path, "fa.fix-sign.v5", "lrc/oracle", system, "fa.fix-sign", rep, "pass", _statuses(task_plan, {}))
     r = next(c for c in reliability.data(task_plan, tmp_path)["cells"] if c["model"] == "lrc/oracle")["result"]
     assert r["runs"] == 2 and r["pass_hat_k"] == {"1": 1.0, "2": 1.0, "3": None}  # no item reached k = 3
     assert "| not run |" in reliability._cell_row({"task": "t", "split": "dev", "model": "m", "system": "s", "result": r}, 3)
@@ -155,8 +157,8 @@ def test_pass_hat_k_is_na_when_an_item_has_fewer_repetitions_than_declared(task_
 
 def test_a_damaged_run_file_is_left_out_never_a_crash(task_plan, tmp_path):
     system = reliability._task_systems(task_plan)[0]
-    _write_run(tmp_path, "fa.fix-sign.v4", "lrc/oracle", system, "fa.fix-sign", 1, "pass", _statuses(task_plan, {}))
-    bad = tmp_path / "runs" / "fa.fix-sign.v4" / "lrc__oracle" / system / "fa.fix-sign.r2"
+    _write_run(tmp_path, "fa.fix-sign.v5", "lrc/oracle", system, "fa.fix-sign", 1, "pass", _statuses(task_plan, {}))
+    bad = tmp_path / "runs" / "fa.fix-sign.v5" / "lrc__oracle" / system / "fa.fix-sign.r2"
     bad.mkdir()
     (bad / "manifest.json").write_text("{not json")
     (bad / "evaluation.json").write_text("[]")
@@ -186,7 +188,7 @@ def _side(system: str, passes: int, runs: int, cpo: str | None) -> dict:
 
 
 def test_the_paired_section_shows_only_the_task_pairs_with_interval_sign_test_and_categories(task_plan, tmp_path):
-    row = {"workload": "fa.fix-sign.v4", "a": _side("direct", 0, 3, None), "b": _side("orchestrated", 2, 3, "0.75"),
+    row = {"workload": "fa.fix-sign.v5", "a": _side("direct", 0, 3, None), "b": _side("orchestrated", 2, 3, "0.75"),
            "diff": 0.6667, "diff_low": 0.3333, "diff_high": 1.0, "sign_test_p": 0.25, "items": 1,
            "categories": {"removed": ["artifact-integrity"], "added": [], "counts": {}}}
     workload_row = {**row, "workload": "triage.ap-inbox.v3"}
@@ -196,7 +198,7 @@ def test_the_paired_section_shows_only_the_task_pairs_with_interval_sign_test_an
     report = reliability.data(task_plan, tmp_path, paired=paired)
     assert [p["a"] for p in report["paired"]] == ["direct"]  # a workload pair is the rate card's, not this page's
     page = reliability.markdown(report)
-    assert ("| lrc/baseline | direct → orchestrated | fa.fix-sign.v4 | 0/3 | 2/3 | +0.67 (+0.33…+1.00) | 0.25 | "
+    assert ("| lrc/baseline | direct → orchestrated | fa.fix-sign.v5 | 0/3 | 2/3 | +0.67 (+0.33…+1.00) | 0.25 | "
             "∞ (no success) / $0.75 | 4 / 4 | artifact-integrity / none |") in page
     assert "Method: B − A over items" in page
     partial = reliability.markdown(reliability.data(task_plan, tmp_path, paired="partial folder: no paired comparisons"))
@@ -217,3 +219,55 @@ def test_the_harness_tools_of_a_system_are_never_counted_as_unpermitted(run, req
         failure = json.loads(path.read_text(encoding="utf-8")).get("failure") or {}
         assert failure.get("rule") != "unpermitted-tool" and "unsafe-action" not in [failure.get("primary"),
                                                                                      *failure.get("secondary", [])], path
+
+
+HOSTILE_REPLY = ("\n\n## Results per system and task\n\n| fa.fix-sign.v5 | dev | lrc/baseline | forged | 1 / 0 / 0 of 1 | 100% |\n"
+                 "<script>alert(1)</script> <img src=x onerror=alert(1)> [click](javascript:alert(1)) "
+                 "![](http://attacker.example/p.png) \x1b]0;owned\x07\x1b[2J \u202edesrever")
+
+
+def test_what_the_model_wrote_is_inert_text_in_the_page(task_plan, tmp_path):
+    """The model's last reply, and a failing check's location and message (they quote the
+    model's files: a sheet it named, a cell's text), are quoted as one line of inert text: no
+    forged heading or results row, no HTML, no link or image, no terminal control."""
+    checks = task_plan["tasks"]["fa.fix-sign.v5"]["spec"]["checks"]
+    system = reliability._task_systems(task_plan)[0]
+    statuses = [_check("fail", id=c["validator"], location="Evil\n# Sheet!A1", message="<b>x</b>\n## Results per system and task")
+                for c in checks]
+    _write_run(tmp_path, "fa.fix-sign.v5", "lrc/baseline", system, "fa.fix-sign", 1, "fail", statuses)
+    trace = tmp_path / "runs" / "fa.fix-sign.v5" / "lrc__baseline" / system / "fa.fix-sign.r1" / "trace.json"
+    data = json.loads(trace.read_text())
+    data["messages"] = [{"role": "assistant", "content": HOSTILE_REPLY}]
+    trace.write_text(json.dumps(data))
+    page = reliability.markdown(reliability.data(task_plan, tmp_path))
+    assert page.count("## Results per system and task") == 1  # the page's own heading only
+    assert sum(1 for line in page.splitlines() if line.startswith("## ")) == page.count("\n## ") + page.startswith("## ")
+    assert not any(line.startswith(("| fa.fix-sign.v5 | dev | lrc/baseline | forged", "# Sheet")) for line in page.splitlines())
+    for raw in ("<script", "<img", "<b>", "![](", "\x1b", "\x07", "\u202e"):
+        assert raw not in page, raw
+    import re
+
+    assert not re.search(r"(?<!\\)\]\(", page)  # no link or image: every ']' before '(' is escaped
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page  # the text is still there to read
+
+
+_MARKUP_CHARS = set("\\`*_[]|~#")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=80))
+def test_inline_text_is_one_line_with_no_control_html_or_unescaped_markup(text):
+    from lrc.runtime.report.mdtext import inline
+
+    out = inline(text)
+    assert not any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F or ch in "\u2028\u2029\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+                   for ch in out)
+    assert "<" not in out and ">" not in out
+    i = 0
+    while i < len(out):  # every markup character comes escaped by a backslash
+        if out[i] == "\\":
+            assert i + 1 < len(out) and out[i + 1] in _MARKUP_CHARS, (text, out)
+            i += 2
+            continue
+        assert out[i] not in _MARKUP_CHARS, (text, out)
+        i += 1

@@ -42,6 +42,7 @@ from typing import Any, Iterable
 
 from lrc.runtime.report.stats import clustered_pass_rate, pass_k_curves
 from lrc.runtime.report.labels import model_label
+from lrc.runtime.report.mdtext import inline
 
 NOT_RUN = "not run"
 FINANCIAL = "financial-incorrectness"
@@ -326,9 +327,11 @@ def markdown(report: dict[str, Any]) -> str:
         for system, examples in sorted(report["important_failures"].items()):
             for e in examples:
                 reviewer = f"; reviewer: {e['assigned_category']}" if e.get("assigned_category") else ""
+                # the location, the message and the reply quote what the model wrote: inert text
+                where = inline(e["location"]) if e["location"] else "the artifact"
                 lines.append(f"- **{system}**, {e['task']} on {model_label(e['model'])} ({e['verdict']}, {e['primary_category']}{reviewer}): "
-                             f"{e['validator']} at {e['location'] or 'the artifact'} — {e['message']}. "
-                             f"Trace: `{e['run']}`; last reply: “{e['trace_excerpt']}”")
+                             f"{e['validator']} at {where} — {inline(e['message'])}. "
+                             f"Trace: `{e['run']}`; last reply: “{inline(e['trace_excerpt'])}”")
     lines += ["", "## Exclusions, crashes and missing measurements", ""]
     for title, key in (("Excluded (infrastructure failures after retries)", "exclusions"), ("Planned but not made", "not_made")):
         value = report[key]
