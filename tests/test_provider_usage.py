@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from helpers.project import STUB_MODEL, build_project, journal_records, lrc_env, run_lrc
 from helpers.stub_server import StubServer, reply_for
@@ -57,13 +59,55 @@ def test_no_prompt_tokens_means_the_provider_reported_no_usage(usage):
 def test_counts_are_split_into_the_priced_token_classes():
     usage = {**GOOD, "prompt_tokens_details": {"cached_tokens": 20}, "cache_creation_input_tokens": 10,
              "completion_tokens_details": {"reasoning_tokens": 8}}
-    assert adapter.split_usage(usage, PRICE) == {"input": 90, "cached_input": 20, "cache_write": 10, "output": 30, "reasoning": 0}
-    assert adapter.split_usage(usage, {**PRICE, "reasoning": "10"})["output"] == 22
+    priced = {**PRICE, "cache_write": "1.5"}
+    assert adapter.split_usage(usage, priced) == {"input": 90, "cached_input": 20, "cache_write": 10, "output": 30, "reasoning": 0}
+    assert adapter.split_usage(usage, {**priced, "reasoning": "10"})["output"] == 22
     assert adapter.split_usage({**GOOD, "completion_tokens": 30.0}, PRICE)["output"] == 30  # a whole number written as 30.0
     assert adapter.split_usage({**GOOD, "prompt_tokens": adapter.MAX_TOKENS_PER_CALL}, PRICE)["input"] == adapter.MAX_TOKENS_PER_CALL
     # fully cached prompt (some providers count cached tokens apart): still a reported usage
     assert adapter.split_usage({"prompt_tokens": 0, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 50}},
                                PRICE)["cached_input"] == 50
+
+
+@pytest.mark.parametrize("usage, price, said", [
+    ({**GOOD, "cache_creation_input_tokens": 10}, PRICE, "10 cache_write tokens"),
+    ({**GOOD, "prompt_tokens_details": {"cached_tokens": 154}, "prompt_tokens": 300},
+     {k: v for k, v in PRICE.items() if k != "cached_input"}, "154 cached_input tokens"),  # vLLM's prefix cache
+])
+def test_a_class_the_edition_gives_no_price_is_refused_at_the_reply_never_priced_later(usage, price, said):
+    # Priced later, it was journaled and paid for every run, then `lrc execute` and every `lrc
+    # report` of the folder ended with an internal error (PricingError, exit 70).
+    with pytest.raises(adapter.ConfigError, match=said) as refused:
+        adapter.split_usage(usage, price)
+    assert "explicit price" in str(refused.value)
+    assert adapter.split_usage({**usage, "cache_creation_input_tokens": 0, "prompt_tokens_details": {}}, price)["input"] == usage["prompt_tokens"]
+
+
+def test_counts_a_provider_reports_apart_from_the_total_are_not_taken_out_of_it():
+    # more cached than prompt tokens: they can only be counted apart (clamped, the uncached input was dropped)
+    got = adapter.split_usage({**GOOD, "prompt_tokens": 7, "prompt_tokens_details": {"cached_tokens": 50}}, PRICE)
+    assert (got["input"], got["cached_input"]) == (7, 50)
+    # more reasoning than completion tokens under a reasoning price: the output went negative (the report crashed)
+    got = adapter.split_usage({**GOOD, "completion_tokens": 4, "completion_tokens_details": {"reasoning_tokens": 400}},
+                              {**PRICE, "reasoning": "10"})
+    assert (got["output"], got["reasoning"]) == (4, 400)
+    assert all(v >= 0 for v in got.values())
+
+
+@given(prompt=st.integers(0, 10_000), completion=st.integers(0, 10_000), cached=st.integers(0, 10_000),
+       write=st.integers(0, 10_000), reasoning=st.integers(0, 10_000), separate=st.booleans())
+@settings(max_examples=200, deadline=None)
+def test_every_split_is_a_set_of_counts_never_below_zero_and_never_less_than_reported(prompt, completion, cached, write,
+                                                                                    reasoning, separate):
+    usage = {"prompt_tokens": prompt, "completion_tokens": completion, "prompt_tokens_details": {"cached_tokens": cached},
+             "cache_creation_input_tokens": write, "completion_tokens_details": {"reasoning_tokens": reasoning}}
+    price = {**PRICE, "cache_write": "1.5", **({"reasoning": "10"} if separate else {})}
+    if prompt + cached + write == 0:
+        return
+    got = adapter.split_usage(usage, price)
+    assert all(isinstance(v, int) and v >= 0 for v in got.values())
+    assert got["input"] + got["cached_input"] + got["cache_write"] >= prompt  # no prompt token dropped
+    assert got["output"] + got["reasoning"] >= completion  # no completion token dropped
 
 
 @pytest.fixture(scope="module")
@@ -89,6 +133,7 @@ def _with_usage(usage: Any):
     ({**GOOD, "completion_tokens": -5}, "completion_tokens = '-5'"),
     ({**GOOD, "prompt_tokens_details": {"cached_tokens": -40}}, "cached_tokens = '-40'"),
     ({**GOOD, "prompt_tokens": 10 ** 400}, "401 digits"),
+    ({**GOOD, "cache_creation_input_tokens": 10}, "10 cache_write tokens"),  # a class the edition does not price
 ])
 def test_an_execute_stops_on_usage_it_cannot_price_and_resumes_when_the_endpoint_is_fixed(stub, usage_lock, tmp_path,
                                                                                           usage, said):

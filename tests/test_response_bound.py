@@ -128,6 +128,7 @@ class _Server:
     def __init__(self) -> None:
         self.body, self.headers, self.requests = b"", {}, 0
         self.body_for: Any = None  # when set: the body for a request's body (else self.body)
+        self.status = 200
         self.paths: list[str] = []
         self.connections: list[Any] = []
         outer = self
@@ -147,7 +148,7 @@ class _Server:
                 outer.requests += 1
                 outer.paths.append(self.path)
                 body = outer.body if outer.body_for is None else outer.body_for(sent)
-                self.send_response(200)
+                self.send_response(outer.status)
                 self.send_header("Content-Type", "application/json")
                 for k, v in outer.headers.items():
                     self.send_header(k, v)
@@ -280,3 +281,38 @@ def test_calls_go_through_the_operators_http_proxy_and_stay_bounded(server, tran
     assert small == """small '{"labels": ["invoice"]}' None 1""", done.stdout
     assert big.startswith("big None ") and "more than 33,554,432 bytes" in big and big.endswith(" 1"), done.stdout
     assert server.paths[before:] == ["http://upstream.lrc-test.invalid/v1/chat/completions"] * 2
+
+
+# -- a redirect is never followed ----------------------------------------------------------------
+
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
+def test_a_redirect_stops_the_execute_as_the_endpoints_configuration_and_is_never_followed(server, status):
+    # Followed, the prompt went where the answer pointed (a 302 re-sent it as a GET without its
+    # body) and that host's reply was graded as the model's, under the configured endpoint.
+    from lrc.runtime.models import adapter
+
+    elsewhere = _Server()
+    try:
+        server.status, server.body = status, b"{}"
+        server.headers = {"Location": elsewhere.api_base + "/chat/completions"}
+        before = server.requests
+        with pytest.raises(adapter.ConfigError) as refused:
+            _complete(server)
+        said = str(refused.value)
+        assert f"answered {status} with a redirect" in said and elsewhere.api_base in said and "never follows" in said
+        assert server.requests == before + 1 and elsewhere.requests == 0 and not elsewhere.paths
+    finally:
+        server.status, server.headers = 200, {}
+        elsewhere.stop()
+
+
+def test_an_error_object_in_a_200_body_with_a_word_for_a_code_is_retried_as_an_outage(server):
+    # litellm passes the word on as the status; read as a configuration error it stopped the execute
+    from lrc.runtime.models import adapter
+
+    server.body = json.dumps({"error": {"message": "The server had an error", "type": "server_error",
+                                        "code": "server_error"}}).encode()
+    server.headers, before = {}, server.requests
+    with pytest.raises(adapter.InfraExhausted) as exhausted:
+        _complete(server)
+    assert server.requests == before + 3 and len(exhausted.value.failures) == 3  # LRC_MAX_ATTEMPTS=3, every one counted

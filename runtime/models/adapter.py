@@ -147,6 +147,26 @@ _DECODING = (ValueError, RecursionError, TypeError, KeyError, IndexError, Attrib
 _UNREADABLE_TEXT = ("Invalid response object", "Empty or invalid response", "LiteLLM: provider returned")
 
 
+def _cause_chain(exc: BaseException) -> list[BaseException]:
+    """`exc` and its causes (at most 32; a cycle ends it)."""
+    chain: list[BaseException] = []
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen and len(chain) < 32:
+        seen.add(id(current))
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+def _redirect_in(exc: BaseException) -> Any:
+    """The RedirectRefused in `exc`'s cause chain (the SDK reports it as a connection error), or None."""
+    bounded = sys.modules.get("lrc.runtime.models.bounded_http")
+    if bounded is None:
+        return None
+    return next((e for e in _cause_chain(exc) if isinstance(e, bounded.RedirectRefused)), None)
+
+
 def unreadable_response(exc: BaseException) -> bool:
     """Did a response arrive that could not be read (the model's output, not an outage)?
 
@@ -157,13 +177,7 @@ def unreadable_response(exc: BaseException) -> bool:
     an HTTP status (openai, httpx, aiohttp...); an unreadable response only exceptions of
     decoding and validating.
     """
-    chain: list[BaseException] = []
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen and len(chain) < 32:
-        seen.add(id(current))
-        chain.append(current)
-        current = current.__cause__ or current.__context__
+    chain = _cause_chain(exc)
     # Imported with litellm (load_litellm); before that no response was read, so none was too large.
     bounded = sys.modules.get("lrc.runtime.models.bounded_http")
     if bounded is not None and any(isinstance(e, bounded.ResponseTooLarge) for e in chain):
@@ -224,6 +238,9 @@ def _classify(exc: Exception, litellm: Any) -> tuple[str, InfraFailure | None, b
     whole execute, and every resume reached the same request and stopped again."""
     ex = litellm.exceptions
     status = getattr(exc, "status_code", None)
+    redirect = _redirect_in(exc)
+    if redirect is not None:  # the endpoint's configuration: the same answer on every attempt
+        return "config", InfraFailure("Redirect", redirect.status, str(redirect)), False
     message = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
     failure = InfraFailure(type(exc).__name__, status if isinstance(status, int) else None, message)
     if isinstance(exc, ex.RateLimitError):
@@ -239,6 +256,11 @@ def _classify(exc: Exception, litellm: Any) -> tuple[str, InfraFailure | None, b
     if isinstance(exc, infra_types) or isinstance(exc, (asyncio.TimeoutError, ConnectionError)):
         return "infra", failure, False
     if isinstance(exc, getattr(ex, "APIError", ())) and isinstance(status, int) and status >= 500:
+        return "infra", failure, False
+    if isinstance(exc, getattr(ex, "APIError", ())) and status is not None and not isinstance(status, int):
+        # an error object in a 200 body whose code is a word ("server_error"): litellm passes the
+        # word on as the status. No HTTP status says it is the request's fault, so it is retried
+        # and counted like a 5xx (as a configuration error it had stopped the whole execute).
         return "infra", failure, False
     return "config", failure, False
 
@@ -290,14 +312,32 @@ def split_usage(usage: Any, price: dict[str, Any]) -> dict[str, int]:
     if prompt + cached + cache_write == 0:
         raise ConfigError("the provider reported no prompt tokens (its response has no usage, or zero): the call's cost "
                           "cannot be computed, and lrc never counts a call as $0")
+    # OpenAI's usage (and litellm's, for every provider it maps) counts cached and cache-write
+    # tokens inside prompt_tokens, and reasoning inside completion_tokens; a provider that
+    # reports more of them than the total can only be counting them apart, so they are not
+    # taken out of it (taken out and clamped at 0, the uncached input or the visible output
+    # was dropped from the cost; unclamped, the output went negative and the report crashed).
+    apart = cached + cache_write > prompt
     separate_reasoning = "reasoning" in price
-    return {
-        "input": max(0, prompt - cached - cache_write),
+    reasoning_apart = separate_reasoning and reasoning > completion
+    split = {
+        "input": prompt if apart else prompt - cached - cache_write,
         "cached_input": cached,
         "cache_write": cache_write,
-        "output": completion - reasoning if separate_reasoning else completion,
+        "output": completion if reasoning_apart or not separate_reasoning else completion - reasoning,
         "reasoning": reasoning if separate_reasoning else 0,
     }
+    # A class the provider billed that the edition gives no price: refused here, at the first
+    # such reply, before anything is journaled -- priced later, it stopped `lrc execute` and every
+    # `lrc report` of the folder with an internal error after all the calls were paid (vLLM,
+    # DeepSeek and OpenRouter report prefix-cache hits; an unknown provider needs only input and
+    # output prices at compile time). Never $0, never a guess (DESIGN: unknown prices are errors).
+    unpriced = [f"{tokens:,} {cls} tokens" for cls, tokens in split.items() if tokens and cls not in price]
+    if unpriced:
+        raise ConfigError(f"the provider billed {', '.join(unpriced)}, and the edition has no price for that class: the "
+                          f"call's cost cannot be computed, and lrc never counts tokens as $0 -- give the class an explicit "
+                          f"price in the edition's pricing (\"0\" if it is free) and bump the edition")
+    return split
 
 
 def _answered_as(value: Any) -> str | None:

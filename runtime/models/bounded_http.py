@@ -14,7 +14,7 @@ handler use one factory, `AsyncHTTPHandler.create_async_transport`) is wrapped i
 zlib's `max_length` (never more than one piece at a time), and stops reading -- closing the
 connection -- at the first byte past the bound, raised as `ResponseTooLarge`. The adapter
 reads that as the model's invalid output (the response arrived; it is not retried, as the
-same request would fetch the same answer).
+same request would fetch the same answer). A redirect is never followed (`RedirectRefused`).
 """
 
 from __future__ import annotations
@@ -53,6 +53,22 @@ def _decompressor(encoding: str) -> Any:
     if name == "deflate":
         return zlib.decompressobj(zlib.MAX_WBITS | 32)  # zlib-wrapped (or gzip); raw deflate below
     raise httpx.DecodingError(f"the response is encoded as {encoding[:40]!r}, which lrc did not ask for ({_ACCEPTED})")
+
+
+class RedirectRefused(Exception):
+    """The endpoint answered with a redirect, which lrc never follows.
+
+    Why: followed, the prompt (and, to the same host, the key) went wherever the answer
+    pointed, and whatever answered there -- a 302 turns the request into a GET without its
+    body -- was journaled and graded as the model's reply, under the endpoint the manifest
+    names (found 2026-12-07: a 302 to another host graded a reply to an empty request). A
+    redirect is the endpoint's configuration, the same on every attempt: the adapter stops the
+    execute with it (exit 1), naming where it pointed."""
+
+    def __init__(self, status: int, location: str):
+        super().__init__(f"the endpoint answered {status} with a redirect to {location[:200]!r}; lrc never follows a "
+                         f"provider's redirect: set the model's api_base to the address that answers")
+        self.status = status
 
 
 class BoundedStream(httpx.AsyncByteStream):
@@ -147,6 +163,10 @@ class BoundedTransport(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         request.headers["Accept-Encoding"] = _ACCEPTED
         response = await self.inner.handle_async_request(request)
+        if 300 <= response.status_code < 400 and "location" in response.headers:
+            location = response.headers.get("location", "")
+            await response.aclose()
+            raise RedirectRefused(response.status_code, location)
         encoding = response.headers.get("Content-Encoding", "")
         headers = [(k, v) for k, v in response.headers.raw if k.lower() not in (b"content-encoding", b"content-length")]
         stream = response.stream
