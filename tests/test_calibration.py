@@ -248,5 +248,5 @@ def test_a_broken_task_oracle_fails_calibration_with_exit_5(tmp_path: Path):
     calib = _summary(out)["calibration"]
     assert calib["ok"] is False
     assert [(f["workload"], f["model"], f["system"], f["passes"], f["n"]) for f in calib["failures"]] == [
-        ("fa.fix-sign.v4", "lrc/oracle", s, 0, 1) for s in ("direct", "orchestrated")]
-    assert "fa.fix-sign.v4 / lrc/oracle / direct" in res.stderr
+        ("fa.fix-sign.v5", "lrc/oracle", s, 0, 1) for s in ("direct", "orchestrated")]
+    assert "fa.fix-sign.v5 / lrc/oracle / direct" in res.stderr

@@ -160,7 +160,7 @@ def test_a_candidate_misses_exactly_its_share_of_every_15_items(name, workload):
 
 def test_a_task_is_missed_by_its_id():
     for name, skill in reference.CANDIDATES.items():
-        for task in ("fa.extend-quarter.v4", "fa.fix-sign.v4", "fa.refresh-deck-table.v4"):
+        for task in ("fa.extend-quarter.v5", "fa.fix-sign.v5", "fa.refresh-deck-table.v5"):
             expected = "baseline" if task.rsplit(".v", 1)[0] in skill.tasks_missed else "oracle"
             assert _answers(name, task, 1) == [expected]
 

@@ -24,8 +24,8 @@ from lrc.runtime.tasks.grade_memo import GradeMemo, plain
 
 from helpers.memos import SEAL_DAMAGE, bump_library_version, damage_entry, entries, private_user_cache
 
-PLAN = {"code": {"lrc.artifact-validators.v4": {"fingerprint": "sha256:" + "a" * 64},
-                 "lrc.analysis.v55": {"fingerprint": "sha256:" + "b" * 64}}}
+PLAN = {"code": {"lrc.artifact-validators.v5": {"fingerprint": "sha256:" + "a" * 64},
+                 "lrc.analysis.v56": {"fingerprint": "sha256:" + "b" * 64}}}
 ANSWERED = {"outcome": "answered"}
 
 
@@ -85,7 +85,7 @@ def test_anything_that_decides_the_grade_is_in_the_key(user_cache, monkeypatch, 
     elif change == "checks":
         item.checks = [{**item.checks[0], "params": {"sheet": "Other"}}]
     elif change == "code":
-        plan = {"code": {**PLAN["code"], "lrc.artifact-validators.v4": {"fingerprint": "sha256:" + "c" * 64}}}
+        plan = {"code": {**PLAN["code"], "lrc.artifact-validators.v5": {"fingerprint": "sha256:" + "c" * 64}}}
     else:
         bump_library_version(monkeypatch, "formulas")
     memo = GradeMemo(plan, compute)

@@ -12,7 +12,7 @@ from lrc.runtime.report.paired import categories_of, compare
 from lrc.runtime.report.ratecard import rate_card_markdown
 from lrc.runtime.report.stats import paired_bootstrap, sign_test
 
-WL, TASK = "triage.ap-inbox.v1", "fa.fix-sign.v4"
+WL, TASK = "triage.ap-inbox.v1", "fa.fix-sign.v5"
 ED = {"id": "t", "version": 1, "date": "2026-12-01", "brand": "LedgerRate", "footer": "f", "disclaimer": "d",
       "qualifying_threshold": "0.80", "bootstrap_seed": "seed", "repetitions": 1,
       "models": [{"id": "m/a", "role": "candidate"}, {"id": "lrc/oracle", "role": "infrastructure-check"}],
@@ -129,7 +129,7 @@ def test_rate_card_table():
     cells = aggregate(records, ed)
     text = rate_card_markdown(cells, derived(cells, ed), ed, paired=compare(records, ed))
     assert "## Paired comparisons (same model, same items and repetitions)" in text
-    assert "| m/a | direct → orchestrated | fa.fix-sign.v4 | 10 | 0.400 | 0.800 | +0.400 [" in text
+    assert "| m/a | direct → orchestrated | fa.fix-sign.v5 | 10 | 0.400 | 0.800 | +0.400 [" in text
     assert "| m/a | direct → orchestrated | **overall** | 10 |" in text
     assert "tool-error | step-or-budget-cap |" in text
     assert "seeded cluster bootstrap" in text

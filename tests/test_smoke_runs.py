@@ -56,10 +56,10 @@ def keys(runs) -> set[str]:
 
 def test_a_task_is_selected_by_its_ref_or_id_like_a_workload():
     by_id = selection.select(PLAN, RUNS, RunOptions(workloads=("fa.fix-sign",)))
-    by_ref = selection.select(PLAN, RUNS, RunOptions(workloads=("fa.fix-sign.v4",), models=("lrc/oracle",)))
+    by_ref = selection.select(PLAN, RUNS, RunOptions(workloads=("fa.fix-sign.v5",), models=("lrc/oracle",)))
     assert [(r.workload, r.model, r.system, r.item_id) for r in by_id] == [
-        ("fa.fix-sign.v4", m, s, "fa.fix-sign") for m in MODELS for s in ("direct", "orchestrated")]
-    assert [r.key for r in by_ref] == [f"fa.fix-sign.v4|lrc/oracle|{s}|fa.fix-sign|r1" for s in ("direct", "orchestrated")]
+        ("fa.fix-sign.v5", m, s, "fa.fix-sign") for m in MODELS for s in ("direct", "orchestrated")]
+    assert [r.key for r in by_ref] == [f"fa.fix-sign.v5|lrc/oracle|{s}|fa.fix-sign|r1" for s in ("direct", "orchestrated")]
 
 
 @pytest.mark.parametrize("models,workloads,limit", [

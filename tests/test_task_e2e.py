@@ -31,7 +31,7 @@ from lrc.runtime.lock.canonical import digest
 from support import REPO
 
 LOCK = REPO / "generated" / "demo" / "plan.lock"
-TASKS = ("fa.extend-quarter.v4", "fa.fix-cash-flow.v4", "fa.fix-sign.v4", "fa.refresh-deck-table.v4")
+TASKS = ("fa.extend-quarter.v5", "fa.fix-cash-flow.v5", "fa.fix-sign.v5", "fa.refresh-deck-table.v5")
 VALIDATOR_KEYS = {"id", "version", "status", "severity", "observed", "expected", "location", "message"}
 
 
@@ -60,7 +60,7 @@ def task_run(request) -> tuple[Path, tuple[str, ...]]:
 
 
 SYSTEMS = ("direct", "orchestrated")
-REPAIRED = ("fa.fix-cash-flow.v4", "fa.fix-sign.v4", "fa.refresh-deck-table.v4")
+REPAIRED = ("fa.fix-cash-flow.v5", "fa.fix-sign.v5", "fa.refresh-deck-table.v5")
 """The demo tasks lrc/baseline passes under orchestrated only: the validate tool's failing check
 names the cell or slide to repair (fa.extend-quarter's last failing check names a defined
 name, which the baseline cannot place: it stops after retries.max repairs)."""
@@ -92,7 +92,7 @@ def test_the_demo_runs_its_tasks_oracle_passes_null_fails_baseline_partial(task_
     assert summary["tasks"]["test_task_hashes"] == {}
     assert set(summary["tasks"]["task_hashes"]) == set(TASKS)  # the plan's, whatever a folder ran
     card = (demo / "rate-card.md").read_text(encoding="utf-8")
-    assert "## Reliability tasks (seed 000)" in card and "| fa.fix-sign.v4 | dev | lrc/oracle" in card
+    assert "## Reliability tasks (seed 000)" in card and "| fa.fix-sign.v5 | dev | lrc/oracle" in card
 
 
 def test_every_task_run_has_its_manifest_trace_and_evaluation(task_run):
@@ -134,7 +134,7 @@ def test_every_task_run_has_its_manifest_trace_and_evaluation(task_run):
 @pytest.mark.slow  # compares with the full demo run
 def test_two_executes_give_identical_task_items_and_results(demo, subset):
     out = subset
-    for sub in ("items/fa.fix-sign.v4", "items/fa.refresh-deck-table.v4", "runs/fa.fix-sign.v4", "runs/fa.refresh-deck-table.v4"):
+    for sub in ("items/fa.fix-sign.v5", "items/fa.refresh-deck-table.v5", "runs/fa.fix-sign.v5", "runs/fa.refresh-deck-table.v5"):
         again, first = tree(out / sub), tree(demo / sub)
         assert again and again.keys() == first.keys(), sub
         differing = sorted(k for k in again if again[k] != first[k] and not k.endswith("manifest.json"))
@@ -167,7 +167,7 @@ def test_report_rebuilds_the_task_results_from_the_journal_alone(subset, tmp_pat
 
 # -- against the local stub server ---------------------------------------------------------
 
-TASK_EDITION = "fa.fix-sign.v4"
+TASK_EDITION = "fa.fix-sign.v5"
 KEY = "sk-lrc-test-task-3c1d9e7a"
 
 

@@ -45,7 +45,7 @@ from lrc.runtime.artifacts.runfolder import FolderRefused, RunFolder
 from lrc.runtime.artifacts.toolargs import Limits, ToolError, only, string
 
 COMPONENT_ID = "lrc.artifacts.toolbox"
-COMPONENT_VERSION = 3
+COMPONENT_VERSION = 4
 
 TRUNCATION_MARKER = "…[truncated]"
 TERMINAL_TOOLS = ("submit",)

@@ -13,7 +13,7 @@ from lrc.runtime.artifacts.validators import FAMILIES, VERSION, run, run_all
 from lrc.runtime.lock.artifact_validators import COMPONENT, VALIDATORS
 
 COMPONENT_ID = "lrc.artifact-validators"
-COMPONENT_VERSION = 4
+COMPONENT_VERSION = 5
 
 __all__ = ["COMPONENT", "registry_problems", "run", "run_all"]
 
