@@ -247,10 +247,19 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
     for lane in lanes.values():
         lane.halt = halt  # a retry or a call waiting for a concurrency slot does not go out after a stop
 
+    def _abort(reason: str) -> None:
+        """A problem no retry fixes: stop starting calls, let those in flight be journaled, then
+        end the execute with it (exit 1; `halt.abort`)."""
+        if not halt.stopping:
+            halt.abort(reason)
+            # an exception's text may hold an echoed API key: said through the journal's redactor
+            _announce(bar, journal.redact(f"lrc execute: stopping: {reason}. No new call starts; waiting for the "
+                                          f"{halt.in_flight} call(s) in flight to come back and be journaled."))
+
     async def judge(spec: RunSpec, role: str) -> None:
         """The judge step of one journaled run (lrc.runtime.judging): nothing when the
         deterministic checks failed, or when this judge's record is already journaled."""
-        if (spec.key, role) in journal.judges or (spending is not None and spending.stopped) or halt.requested:
+        if (spec.key, role) in journal.judges or (spending is not None and spending.stopped) or halt.stopping:
             return
         material = await asyncio.to_thread(judging.material, spec, journal.runs[spec.key])  # grading: off the loop
         if material is None:
@@ -279,6 +288,11 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
             except Halted:  # stopped before the judge call went out: a resume judges the run
                 if hold is not None:
                     spending.release(hold)
+                return
+            except adapter.ConfigError as exc:
+                if hold is not None:
+                    spending.release(hold)
+                _abort(str(exc))
                 return
             except adapter.InfraExhausted as exc:
                 if hold is not None:
@@ -311,7 +325,7 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
         return policies_by_task[ref]
 
     async def one(spec: RunSpec) -> None:
-        if (spending is not None and spending.stopped) or halt.requested:  # --budget reached, or a stop: no run starts
+        if (spending is not None and spending.stopped) or halt.stopping:  # --budget reached, or a stop: no run starts
             return
         if spec.key in journal.runs:  # made by an earlier execute; only its judge step is left
             if judging is not None and judging.applies(spec.workload):
@@ -425,8 +439,9 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
                 bar.set_postfix_str(stats.postfix(), refresh=False)
                 bar.update(1)
             return
-        except adapter.ConfigError as exc:
-            raise Aborted(str(exc)) from exc
+        except adapter.ConfigError as exc:  # no new call starts; the calls in flight are journaled (halt.abort)
+            _abort(str(exc))
+            return
         fields = task_record if task_record is not None else {
             "outcome": outcome.outcome, "steps": outcome.steps, "answer_text": outcome.answer_text,
             "answer": outcome.answer, "submitted": outcome.submitted, "transcript": outcome.transcript, "events": outcome.events}
@@ -806,6 +821,8 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
                            f"Fix it and run the same command again to resume.") from exc
         finally:
             journal.close()
+        if halt.abort_reason is not None:  # the calls in flight were journaled; the resume repays none of them
+            raise Aborted(halt.abort_reason)
         if halt.requested:  # SIGINT/SIGTERM: the calls in flight are journaled; the outputs wait for the resume
             return _halted(halt, journal, chosen)
         summary = _write_outputs(lock, plan, runs, items, modules, Journal(journal_path, lock["root_digest"], plan["edition"]["ref"],

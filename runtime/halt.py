@@ -78,10 +78,31 @@ class Halt:
         self._installed: list[int] = []
         self.event: asyncio.Event | None = None  # set by the first signal: a retry's backoff wakes on it
         self._first = 0.0  # when the first signal came (time.monotonic)
+        self.abort_reason: str | None = None  # a configuration problem stopped the execute (`abort`)
 
     @property
     def requested(self) -> bool:
+        """A signal asked for the stop (the execute ends with 128 + its number)."""
         return self.signum is not None
+
+    @property
+    def stopping(self) -> bool:
+        """A stop of either kind: a signal, or a configuration problem (`abort`)."""
+        return self.signum is not None or self.abort_reason is not None
+
+    def abort(self, reason: str) -> None:
+        """Stop for a problem no retry fixes (a rejected key, usage that cannot be priced): no new
+        call starts, and the calls in flight come back and are journaled, as on a signal.
+
+        Why: a configuration problem had ended the execute at once, cancelling every call in
+        flight: each was sent (the provider bills it), none was journaled, and the resume sent them
+        all again (found 2026-12-07: 4 requests on the server, none journaled, all 4 sent again).
+        The first reason is the one reported; the execute then ends with it (exit 1)."""
+        if self.stopping:
+            return
+        self.abort_reason = reason
+        if self.event is not None:
+            self.event.set()
 
     @property
     def name(self) -> str:
@@ -91,6 +112,8 @@ class Halt:
         """Halted if a stop was requested (called before anything that would send a call)."""
         if self.signum is not None:
             raise Halted(f"stopped on {self.name}")
+        if self.abort_reason is not None:
+            raise Halted("stopped: a configuration problem")
 
     def install(self) -> None:
         """Take SIGINT and SIGTERM in the running loop (where that is possible: the main thread)."""
@@ -122,7 +145,7 @@ class Halt:
         now = time.monotonic()
         if self.signum is not None and now - self._first < DUPLICATE_SECONDS:
             return  # the same Ctrl-C, seen again (a forked child's copy of the loop's wakeup fd)
-        if self.signum is None:
+        if self.signum is None and self.abort_reason is None:
             self.signum = sig
             self._first = now
             if self.event is not None:

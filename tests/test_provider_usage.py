@@ -153,6 +153,46 @@ def test_an_execute_stops_on_usage_it_cannot_price_and_resumes_when_the_endpoint
     assert calls and all(sum(c["usage"].values()) > 0 for c in calls)
 
 
+def test_a_stop_on_usage_it_cannot_price_journals_the_calls_in_flight_and_the_resume_repays_none(stub, usage_lock, tmp_path):
+    """One reply with usage lrc cannot price comes back while the other three requests are still
+    at the provider: they come back and are journaled before the execute stops (exit 1), so the
+    resume sends only what was never answered. Before, the stop cancelled them (sent and billed,
+    never journaled) and the resume sent all four again."""
+    import threading
+
+    from helpers.stub_server import Fault
+
+    chosen: list[str] = []
+    lock = threading.Lock()
+
+    def first_item(body: dict[str, Any]) -> bool:
+        """The request that reached the server first (the one answered at once)."""
+        key = json.dumps(body.get("messages"), sort_keys=True)
+        with lock:
+            if not chosen:
+                chosen.append(key)
+        return key == chosen[0]
+
+    def hook(body: dict[str, Any]) -> bytes:
+        reply = reply_for(body, "baseline")
+        if first_item(body):
+            reply["usage"] = {**GOOD, "completion_tokens": -5}
+        return json.dumps(reply).encode("utf-8")
+
+    out = tmp_path / "out"
+    stub.reset(reply_hook=hook, faults=[Fault(kind="delay", delay=2.0, match=lambda body: not first_item(body))])
+    res = run_lrc("execute", usage_lock, "--out", out, env=lrc_env(KEY))
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "completion_tokens = '-5'" in res.stdout + res.stderr and "Traceback" not in res.stderr
+    sent_first = len(stub.requests)
+    journaled = {r["run"] for r in journal_records(out) if r.get("type") == "call"}
+    assert sent_first == 4 and len(journaled) == 3, (sent_first, journaled)  # the three in flight, not the refused one
+    stub.reset()
+    again = run_lrc("execute", usage_lock, "--out", out, env=lrc_env(KEY))
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert len(stub.requests) == 1  # only the refused one is asked again
+
+
 @pytest.mark.parametrize("answered_as", [{"name": "gpt"}, ["gpt"], 12345, ""])
 def test_a_model_name_that_is_not_text_is_recorded_as_unknown(stub, usage_lock, tmp_path, answered_as):
     """The provider's `model` field is what a manifest shows as the model the provider answered
