@@ -179,6 +179,20 @@ def test_a_response_that_arrived_but_cannot_be_read_is_an_invalid_output_never_r
     assert stub.count == 1
 
 
+def test_usage_that_is_no_count_stops_the_call_as_a_configuration_error_never_an_answer_at_0(stub, adapter_env):
+    """A reply whose usage is no count (`prompt_tokens: -5`, `completion_tokens: "many"`) was
+    litellm's "Invalid response object", read here as the model's invalid output at $0. Its
+    answer may be fine; its cost cannot be computed: the adapter reads the usage as sent and
+    stops the call (tests/test_provider_usage.py: exit 1, nothing journaled, resumable)."""
+    from lrc.runtime.models import adapter
+
+    stub.reset(reply_hook=lambda body: hostile._envelope('{"role": "assistant", "content": "{}"}',
+                                                         usage='{"prompt_tokens": -5, "completion_tokens": "many", "total_tokens": 2}'))
+    with pytest.raises(adapter.ConfigError, match="prompt_tokens = '-5'"):
+        _complete(stub)
+    assert stub.count == 1
+
+
 @pytest.mark.parametrize("fault", [Fault("status", status=500), Fault("status", status=503), Fault("drop")], ids=["500", "503", "drop"])
 def test_real_outages_stay_infrastructure_failures(stub, adapter_env, fault):
     from lrc.runtime.models import adapter

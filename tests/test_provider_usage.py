@@ -211,3 +211,142 @@ def test_a_model_name_that_is_not_text_is_recorded_as_unknown(stub, usage_lock, 
     assert calls and {c["response_model"] for c in calls} == {None}
     manifests = list((out / "runs").rglob("manifest.json"))
     assert manifests and all(json.loads(m.read_text(encoding="utf-8"))["model"]["api_version"] == [STUB_MODEL] for m in manifests)
+
+
+# -- what litellm rewrites: usage and the finish reason are read as the provider sent them --------
+
+@pytest.mark.parametrize("usage, said", [
+    ({**GOOD, "completion_tokens": True}, "completion_tokens = 'True'"),  # litellm: 1 token
+    ({k: v for k, v in GOOD.items() if k != "completion_tokens"}, "no completion_tokens"),  # litellm: 0, output at $0
+    ({**GOOD, "completion_tokens": None}, "no completion_tokens"),
+    ({**GOOD, "completion_tokens": "30"}, "completion_tokens = '30'"),  # litellm: 30
+    ({**GOOD, "completion_tokens": 233.5}, "completion_tokens = '233.5'"),  # litellm: the reply "invalid", at $0
+    ({**GOOD, "completion_tokens": 1e300}, "completion_tokens = '1e+300'"),
+    ({**GOOD, "prompt_tokens_details": {"cached_tokens": False}}, "cached_tokens = 'False'"),
+    ({**GOOD, "completion_tokens_details": {"reasoning_tokens": 2.5}}, "reasoning_tokens = '2.5'"),
+])
+def test_usage_is_read_as_the_provider_sent_it_not_as_litellm_converted_it(stub, usage_lock, tmp_path, usage, said):
+    """litellm converts usage before lrc sees it: `true` became 1 token, a missing or null
+    `completion_tokens` 0 (every answer's output priced at $0), "30" 30, and a fractional count
+    made the whole reply the model's invalid output at $0. Each is now refused like any count lrc
+    cannot price (exit 1, nothing journaled, the same command resumes)."""
+    out = tmp_path / "out"
+    stub.reset(reply_hook=_with_usage(usage))
+    res = run_lrc("execute", usage_lock, "--out", out, env=lrc_env(KEY))
+    stub.reset()
+    message = res.stdout + res.stderr
+    assert res.returncode == 1, message
+    assert said in message and "Traceback" not in message and KEY not in message
+    assert not [r for r in journal_records(out) if r.get("type") in ("call", "run")], "nothing priced at a converted count"
+
+
+def test_a_count_sent_as_nan_is_refused_not_graded_as_an_invalid_answer(stub, usage_lock, tmp_path):
+    def hook(body: dict[str, Any]) -> bytes:
+        text = json.dumps({**reply_for(body, "baseline"), "usage": {**GOOD, "completion_tokens": 123456789}})
+        return text.replace("123456789", "NaN").encode("utf-8")
+
+    out = tmp_path / "out"
+    stub.reset(reply_hook=hook)
+    res = run_lrc("execute", usage_lock, "--out", out, env=lrc_env(KEY))
+    stub.reset()
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "completion_tokens = 'nan'" in res.stdout + res.stderr
+    assert not [r for r in journal_records(out) if r.get("type") in ("call", "run")]
+
+
+def _failing_generation(failures_per_request: int, finish_reason: str | None = "error", error: Any = "default"):
+    """A reply hook: the first `failures_per_request` answers to each request are cut off by a
+    provider error (OpenRouter's shape: `finish_reason: "error"`, `choices[0].error`), billed
+    12 prompt and 3 completion tokens; then the usual answer."""
+    import threading
+
+    seen: dict[str, int] = {}
+    lock = threading.Lock()
+
+    def hook(body: dict[str, Any]) -> bytes:
+        key = json.dumps(body.get("messages"), sort_keys=True)
+        with lock:
+            seen[key] = seen.get(key, 0) + 1
+            n = seen[key]
+        reply = reply_for(body, "baseline")
+        if n <= failures_per_request:
+            choice = reply["choices"][0]
+            choice["message"]["content"] = (choice["message"]["content"] or "")[:5]
+            if finish_reason is not None:
+                choice["finish_reason"] = finish_reason
+            choice["error"] = {"code": 502, "message": "Upstream provider error: connection reset"} if error == "default" else error
+            reply["usage"] = {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}
+        return json.dumps(reply).encode("utf-8")
+    return hook
+
+
+@pytest.mark.parametrize("finish_reason, error", [("error", "default"), ("stop", "default"), ("error", None)])
+def test_a_generation_the_provider_reports_as_failed_is_retried_and_its_billed_tokens_counted(stub, usage_lock, tmp_path,
+                                                                                              finish_reason, error):
+    """litellm rewrites `finish_reason: "error"` to "stop": the cut-off text was graded as the
+    model's whole answer. It is the provider's failure: retried and counted, and what the provider
+    billed for the cut-off answer is in the call's usage."""
+    out = tmp_path / "out"
+    stub.reset(reply_hook=_failing_generation(1, finish_reason, error))
+    res = run_lrc("execute", usage_lock, "--out", out, env=lrc_env(KEY))
+    stub.reset()
+    assert res.returncode == 0, res.stdout + res.stderr
+    calls = [r for r in journal_records(out) if r.get("type") == "call"]
+    assert calls
+    for c in calls:
+        assert c["attempts"] == 2, c
+        assert [f["kind"] for f in c["infra_failures"]] == ["GenerationError"]
+        assert "generation failed" in c["infra_failures"][0]["message"]
+        assert c["infra_failures"][0]["status"] == (502 if error == "default" else None)
+        assert c["usage"]["input"] + c["usage"]["cached_input"] >= 12 + 1 and c["usage"]["output"] >= 3 + 1
+    assert all(len(c["response"]["message"]["content"] or "") > 5 for c in calls), "the cut-off answer is never the one graded"
+
+
+def test_a_generation_that_always_fails_at_the_provider_excludes_the_run_never_grades_the_cut_off_text(stub, usage_lock,
+                                                                                                      tmp_path):
+    out = tmp_path / "out"
+    stub.reset(reply_hook=_failing_generation(10 ** 6))
+    res = run_lrc("execute", usage_lock, "--out", out, env=lrc_env(KEY, LRC_MAX_ATTEMPTS="2"))
+    stub.reset()
+    assert res.returncode == 3, res.stdout + res.stderr
+    records = journal_records(out)
+    assert not [r for r in records if r.get("type") in ("call", "run")]
+    excluded = [r for r in records if r.get("type") == "infra_exhausted"]
+    assert excluded and all(f["kind"] == "GenerationError" for r in excluded for f in r["failures"])
+    assert all("billed: 12 input, 3 output" in f["message"] for r in excluded for f in r["failures"])
+
+
+def test_usage_is_read_as_sent_with_httpxs_own_transport_too(stub, usage_lock, tmp_path):
+    """The body is kept by lrc's bounded transport, which wraps litellm's aiohttp transport and
+    httpx's own alike (DISABLE_AIOHTTP_TRANSPORT)."""
+    out = tmp_path / "out"
+    stub.reset(reply_hook=_with_usage({**GOOD, "completion_tokens": True}))
+    res = run_lrc("execute", usage_lock, "--out", out, env=lrc_env(KEY, DISABLE_AIOHTTP_TRANSPORT="True"))
+    stub.reset()
+    assert res.returncode == 1 and "completion_tokens = 'True'" in res.stdout + res.stderr, res.stdout + res.stderr
+
+
+@pytest.mark.parametrize("choices", [None, [], [{"index": 0, "message": {"role": "assistant", "content": {"labels": []}}}]])
+def test_an_answer_litellm_cannot_convert_is_journaled_at_the_usage_the_provider_billed(stub, usage_lock, tmp_path, choices):
+    """No choices, or content that is not text: the model's invalid output (graded, never retried),
+    which the provider billed. It was journaled at zero usage -- the cell's cost short of the bill
+    by every such call; its usage is now read from the body as sent."""
+    def hook(body: dict[str, Any]) -> bytes:
+        reply = reply_for(body, "baseline")
+        if choices is None:
+            reply.pop("choices")
+        else:
+            reply["choices"] = choices
+        reply["usage"] = {"prompt_tokens": 40, "completion_tokens": 7, "total_tokens": 47,
+                          "prompt_tokens_details": {"cached_tokens": 10}}
+        return json.dumps(reply).encode("utf-8")
+
+    out = tmp_path / "out"
+    stub.reset(reply_hook=hook)
+    res = run_lrc("execute", usage_lock, "--out", out, env=lrc_env(KEY))
+    stub.reset()
+    assert res.returncode == 0, res.stdout + res.stderr
+    calls = [r for r in journal_records(out) if r.get("type") == "call"]
+    assert calls and all(c["response"].get("invalid") for c in calls)
+    assert all(c["attempts"] == 1 for c in calls)
+    assert all((c["usage"]["input"], c["usage"]["cached_input"], c["usage"]["output"]) == (30, 10, 7) for c in calls), calls[0]

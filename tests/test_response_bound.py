@@ -316,3 +316,33 @@ def test_an_error_object_in_a_200_body_with_a_word_for_a_code_is_retried_as_an_o
     with pytest.raises(adapter.InfraExhausted) as exhausted:
         _complete(server)
     assert server.requests == before + 3 and len(exhausted.value.failures) == 3  # LRC_MAX_ATTEMPTS=3, every one counted
+
+
+@pytest.mark.parametrize("status, kept", [(200, True), (201, True), (429, False), (500, False)])
+@pytest.mark.parametrize("encoding", ["", "gzip"])
+def test_the_body_of_a_successful_response_is_kept_decompressed_for_the_call_that_asked(status, kept, encoding):
+    """adapter.complete reads usage and the finish reason from the body as the provider sent it
+    (litellm rewrites both): the transport keeps a 2xx body, decompressed and within the bound, in
+    the buffer of the context that made the request -- an error response's body is not kept, and a
+    request made outside such a context keeps nothing."""
+    payload = b'{"usage": {"completion_tokens": true}}'
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        wire = _encode(payload, encoding) if encoding else payload
+        return httpx.Response(status, content=wire, headers={"Content-Encoding": encoding} if encoding else {})
+
+    async def go(with_buffer: bool) -> tuple[bytes, bytearray | None]:
+        buffer = bytearray() if with_buffer else None
+        token = bounded_http.RAW_BODY.set(buffer)
+        try:
+            async with httpx.AsyncClient(transport=bounded_http.BoundedTransport(httpx.MockTransport(handler))) as client:
+                response = await client.post("http://provider.test/v1/chat/completions", json={})
+                return response.content, buffer
+        finally:
+            bounded_http.RAW_BODY.reset(token)
+
+    content, buffer = asyncio.run(go(True))
+    assert content == payload
+    assert bytes(buffer) == (payload if kept else b"")
+    content, buffer = asyncio.run(go(False))
+    assert content == payload and buffer is None

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import gc
+import json
 import os
 import re
 import sys
@@ -340,6 +341,88 @@ def split_usage(usage: Any, price: dict[str, Any]) -> dict[str, int]:
     return split
 
 
+#: Token counts read from the provider's body as it sent it (`raw_reply`): OpenAI's names, and the
+#: input/output names of the providers litellm maps from theirs.
+_RAW_COUNTS = (("prompt_tokens",), ("completion_tokens",), ("prompt_tokens_details", "cached_tokens"),
+               ("completion_tokens_details", "reasoning_tokens"), ("cache_creation_input_tokens",),
+               ("cache_read_input_tokens",), ("input_tokens",), ("output_tokens",))
+
+
+def raw_reply(body: bytes | bytearray | None) -> dict[str, Any] | None:
+    """The provider's answer as it sent it -- a JSON object -- or None when there is none to read
+    (no HTTP body: an in-process model; or not a JSON object lrc's parser takes, which litellm
+    then judges alone). Read only for the fields litellm rewrites (`check_raw_usage`,
+    `generation_error`); everything else comes from litellm's reading."""
+    if not body:
+        return None
+    try:
+        doc = json.loads(bytes(body))
+    except (ValueError, RecursionError, UnicodeError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def check_raw_usage(doc: dict[str, Any]) -> None:
+    """ConfigError if the usage the provider sent is not a set of counts lrc can price.
+
+    Why here, before litellm's reading: litellm converts usage on the way -- `completion_tokens:
+    true` became 1 token, a missing or null `completion_tokens` 0 (the output priced at $0),
+    `"30"` 30, and 233.5, NaN or 1e300 made the whole reply "invalid" (graded as the model's
+    failure, at $0). Each count present must be a whole number, zero or more (`_tokens`), and a
+    usage that gives the input must give the output too."""
+    usage = doc.get("usage")
+    if not isinstance(usage, dict):
+        return  # none at all: split_usage refuses litellm's empty reading of it
+    for path in _RAW_COUNTS:
+        value: Any = usage
+        for part in path:
+            value = value.get(part) if isinstance(value, dict) else None
+        _tokens(value, ".".join(path))
+    for given, missing in (("prompt_tokens", "completion_tokens"), ("input_tokens", "output_tokens")):
+        if given in usage and usage.get(missing) is None:
+            raise ConfigError(f"the provider reported {given} but no {missing}: the output's cost cannot be computed, "
+                              f"and lrc never counts it as $0")
+
+
+def generation_error(doc: dict[str, Any]) -> tuple[str, int | None] | None:
+    """(what the provider said, its code if a number) when the provider reports that the
+    generation itself failed -- `finish_reason: "error"` or an `error` object in the choice
+    (OpenRouter, when the model's upstream provider fails mid-answer) -- else None.
+
+    Why: litellm rewrites that finish reason to "stop", so the cut-off text was graded as the
+    model's whole answer. It is the provider's failure, not the model's: retried and counted."""
+    choices = doc.get("choices")
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    if not isinstance(choice, dict):
+        return None
+    error = choice.get("error")
+    if choice.get("finish_reason") != "error" and not error:
+        return None
+    detail = error.get("message") if isinstance(error, dict) else error
+    code = error.get("code") if isinstance(error, dict) else None
+    text = " ".join(str(detail).split())[:200] if detail else "no detail"
+    return text, code if isinstance(code, int) and not isinstance(code, bool) and 100 <= code <= 599 else None
+
+
+def billed_usage(doc: dict[str, Any], price: dict[str, Any]) -> dict[str, int] | None:
+    """The usage of an answer litellm could not convert (no choices, content that is not text),
+    read from the body as sent when it gives OpenAI's counts; None when it gives none. Why: such
+    an answer is the model's invalid output, and the provider billed it -- journaled at zero usage,
+    the cell's cost was short of the bill by every such call."""
+    usage = doc.get("usage")
+    if not isinstance(usage, dict) or "prompt_tokens" not in usage:
+        return None
+    return split_usage(usage, price)
+
+
+def _add_usage(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+    return {k: a.get(k, 0) + b.get(k, 0) for k in {**a, **b}}
+
+
+def _usage_words(usage: dict[str, int]) -> str:
+    return ", ".join(f"{n:,} {cls}" for cls, n in usage.items() if n) or "no tokens"
+
+
 def _answered_as(value: Any) -> str | None:
     """The model name the provider answered as (the manifests' `api_version`): text, at most
     200 characters; anything else (an object, a list) is not a name and is recorded as unknown."""
@@ -430,6 +513,8 @@ async def complete(
     `timeout` is the system's locked per-request timeout; `lane` holds the model's concurrency,
     deadline and health; `budget` is the run's remaining time (calls and backoffs)."""
     litellm = load_litellm()
+    from lrc.runtime.models import bounded_http  # with litellm, never before (httpx: lrc report makes no call)
+
     settings = lane.settings
     budget = budget or lane.run_budget()
     kwargs: dict[str, Any] = {"model": model["id"], "messages": messages, "num_retries": 0, "max_retries": 0}
@@ -444,14 +529,21 @@ async def complete(
         kwargs["api_key"] = os.environ.get(endpoint.api_key_env, "")
     failures: list[InfraFailure] = []
     queued = 0.0
+    billed = dict(_NO_USAGE)  # what attempts whose generation failed at the provider were billed
+    at = f" at {endpoint.api_base}" if endpoint.api_base else ""
     for attempt in range(1, settings.max_attempts + 1):
         attempt_timeout = _attempt_timeout(lane.call_timeout(timeout), lane, budget, failures)
         waiting = time.monotonic()
+        body = bytearray()  # the answer's body as sent (bounded_http.RAW_BODY), for what litellm rewrites
         async with lane.limiter:
             queued += time.monotonic() - waiting
             _raise_if_stopped(lane, failures)
             started = time.monotonic()
-            response, exc = await _race(litellm.acompletion(**kwargs, timeout=attempt_timeout), lane, attempt_timeout)
+            kept = bounded_http.RAW_BODY.set(body)
+            try:
+                response, exc = await _race(litellm.acompletion(**kwargs, timeout=attempt_timeout), lane, attempt_timeout)
+            finally:
+                bounded_http.RAW_BODY.reset(kept)
             elapsed = time.monotonic() - started
             budget.spend(elapsed)
             if response is None and exc is None:
@@ -464,15 +556,27 @@ async def complete(
             if timed_out:
                 failure = InfraFailure("Timeout", None, f"no response within {attempt_timeout:g}s")
             else:
+                doc = raw_reply(body)  # a 2xx body litellm could not convert: its usage may be why
+                if doc is not None:
+                    try:
+                        check_raw_usage(doc)
+                    except ConfigError as bad:
+                        raise ConfigError(f"{model['id']}{at}: {bad}. Nothing journaled is lost: once the endpoint "
+                                          f"reports its usage, the same command resumes") from None
                 kind, failure, rate_limited = _classify(exc, litellm)
                 if kind == "refusal":
                     return CallResult({"role": "assistant", "content": None}, "content_filter", True,
                                       {"input": 0, "cached_input": 0, "cache_write": 0, "output": 0, "reasoning": 0},
                                       attempt, failures, int(elapsed * 1000), queue_ms=int(queued * 1000))
                 if kind == "invalid":
-                    return CallResult({"role": "assistant", "content": None}, "invalid_response", False, dict(_NO_USAGE),
-                                      attempt, failures, int(elapsed * 1000), queue_ms=int(queued * 1000),
-                                      invalid=f"the response could not be read: {failure.message}")
+                    try:
+                        read = billed_usage(doc, model["price"]) if doc is not None else None
+                    except ConfigError as bad:
+                        raise ConfigError(f"{model['id']}{at}: {bad}. Nothing journaled is lost: once the endpoint "
+                                          f"reports its usage, the same command resumes") from None
+                    return CallResult({"role": "assistant", "content": None}, "invalid_response", False,
+                                      _add_usage(billed, read or _NO_USAGE), attempt, failures, int(elapsed * 1000),
+                                      queue_ms=int(queued * 1000), invalid=f"the response could not be read: {failure.message}")
                 if kind == "context":  # refused before any generation: nothing billed, nothing to read
                     return CallResult({"role": "assistant", "content": None}, "context_window_exceeded", False, dict(_NO_USAGE),
                                       attempt, failures, int(elapsed * 1000), queue_ms=int(queued * 1000),
@@ -490,11 +594,29 @@ async def complete(
             continue
         # The call was paid whatever its message holds: its usage is priced first (an answer of the
         # wrong shape below is the model's invalid output, at what the provider billed for it).
+        doc = raw_reply(body)
         try:
+            if doc is not None:
+                check_raw_usage(doc)
             usage = split_usage(getattr(response, "usage", None), model["price"])
         except ConfigError as exc:
-            raise ConfigError(f"{model['id']}{' at ' + endpoint.api_base if endpoint.api_base else ''}: {exc}. Nothing "
-                              f"journaled is lost: once the endpoint reports its usage, the same command resumes") from None
+            raise ConfigError(f"{model['id']}{at}: {exc}. Nothing journaled is lost: once the endpoint reports its "
+                              f"usage, the same command resumes") from None
+        failed_generation = generation_error(doc) if doc is not None else None
+        if failed_generation is not None:
+            # The provider's failure mid-answer: retried and counted like a 5xx; what it billed for
+            # the cut-off answer is added to the call's usage (paid for this outcome, never dropped).
+            said, code = failed_generation
+            billed = _add_usage(billed, usage)
+            failures.append(InfraFailure("GenerationError", code, f"the provider reported that the generation failed: "
+                                                                  f"{said} (billed: {_usage_words(usage)})"))
+            lane.failed(infra.failure_class(code, False, False), started, attempt_timeout)
+            if attempt == settings.max_attempts:
+                raise InfraExhausted(failures)
+            await _backoff(infra.retry_wait(attempt, None, settings, lane.rng), lane, budget, failures)
+            continue
+        if any(billed.values()):
+            usage = _add_usage(billed, usage)
         try:
             choice = response.choices[0]
             message = _message_dict(choice.message)

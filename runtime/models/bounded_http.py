@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import inspect
 import zlib
+from contextvars import ContextVar
 from types import MappingProxyType
 from typing import Any, AsyncIterator, Iterator, Mapping
 
@@ -33,6 +34,15 @@ MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 #: Decompressed bytes produced per step: what one step of a compression bomb can allocate.
 _PIECE = 256 * 1024
 _ACCEPTED = "gzip, deflate"
+
+#: Where the decompressed body of a successful (2xx) response is kept for the call running in this
+#: context: `adapter.complete` sets a fresh buffer around each attempt. Why: litellm converts the
+#: provider's answer before lrc sees it -- a usage count of `true` becomes 1 token, a missing
+#: `completion_tokens` 0 (the output priced at $0), a fractional count makes the whole reply
+#: "invalid", and OpenRouter's `finish_reason: "error"` (the generation failed at the provider)
+#: becomes "stop" -- so the adapter reads those few fields from the body as the provider sent it.
+#: The buffer holds at most MAX_RESPONSE_BYTES, like the response itself.
+RAW_BODY: ContextVar[bytearray | None] = ContextVar("lrc_raw_response_body", default=None)
 
 
 class ResponseTooLarge(Exception):
@@ -74,10 +84,11 @@ class RedirectRefused(Exception):
 class BoundedStream(httpx.AsyncByteStream):
     """The decompressed body of `inner`, refused past `limit` bytes (ResponseTooLarge)."""
 
-    def __init__(self, inner: httpx.AsyncByteStream, encoding: str, limit: int):
+    def __init__(self, inner: httpx.AsyncByteStream, encoding: str, limit: int, sink: bytearray | None = None):
         self._inner = inner
         self._encoding = encoding
         self._limit = limit
+        self._sink = sink  # the body as read, for the adapter (RAW_BODY); None: not kept
 
     @staticmethod
     def _inflate(z: Any, data: bytes) -> Iterator[bytes]:
@@ -100,6 +111,8 @@ class BoundedStream(httpx.AsyncByteStream):
         chunks = self._inner.__aiter__()
         try:
             async for piece in self._decoded(chunks):
+                if self._sink is not None:
+                    self._sink += piece
                 yield piece
         finally:
             # Stopping early (past the bound, or any error) ends the transport's own iteration
@@ -172,7 +185,10 @@ class BoundedTransport(httpx.AsyncBaseTransport):
         stream = response.stream
         if not isinstance(stream, httpx.AsyncByteStream):  # pragma: no cover - every async transport streams
             raise TypeError("the transport's response has no async stream")
-        return httpx.Response(response.status_code, headers=headers, stream=BoundedStream(stream, encoding, self.limit),
+        sink = RAW_BODY.get() if 200 <= response.status_code < 300 else None
+        if sink is not None:
+            sink.clear()  # the body of this response, not of one before it
+        return httpx.Response(response.status_code, headers=headers, stream=BoundedStream(stream, encoding, self.limit, sink),
                               request=request, extensions=response.extensions)
 
     async def aclose(self) -> None:

@@ -104,7 +104,6 @@ SHAPES: dict[str, Callable[[dict[str, Any]], bytes]] = {
     "tool-call-name-a-number": lambda b: _tool_call(b, '"{}"', name=None).replace(b'"name": "', b'"name": 7, "x": "'),
     "unknown-tool": lambda b: _tool_call(b, _args("{}"), name="rm_rf"),
     "usage-big-int": lambda b: _envelope('{"role": "assistant", "content": "{}"}', usage='{"prompt_tokens": ' + BIG_INT + ', "completion_tokens": 1, "total_tokens": 2}'),
-    "usage-negative": lambda b: _envelope('{"role": "assistant", "content": "{}"}', usage='{"prompt_tokens": -5, "completion_tokens": "many", "total_tokens": 2}'),
     "not-json-at-all": lambda b: b"<html>502 Bad Gateway? no: a 200 with garbage</html>",
     "invalid-utf8": lambda b: b'{"choices": [{"message": {"content": "\xff\xfe"}}]}',
     "top-level-array": lambda b: b"[]",
