@@ -1,7 +1,8 @@
 """Keep secrets out of everything a run writes or prints.
 
 API keys live in the environment. Any environment value of 8 or more characters whose name
-says it is a secret (KEY, TOKEN, SECRET, PASSWORD, CREDENTIAL) is replaced by
+says it is a secret (KEY, TOKEN, SECRET, PASSWORD, CREDENTIAL) -- 6 or more for a model's key
+(`MIN_KEY_LEN`) -- is replaced by
 `[REDACTED:<NAME>]` in every journal line, trace and message before it reaches a disk or a
 terminal, whatever path it took into the text (an echoed error, a URL, a header dump, a tool
 result) and in whatever common form it appears:
@@ -35,6 +36,11 @@ from urllib.parse import quote
 SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.IGNORECASE)
 NOT_A_CREDENTIAL = re.compile(r"_(DIR|PATH|FILE|HOME|CACHE|URL|ENDPOINT|REGION|PROFILE|CONFIG|ID_PREFIX)$", re.IGNORECASE)
 MIN_SECRET_LEN = 8
+#: A model's key (a variable declared as `api_key_env`, or one named `*_API_KEY`) is redacted from 6
+#: characters: a local server's key may be that short (`sk-test`), and such a variable holds a key
+#: whatever its value -- unlike `TOKENIZERS_PARALLELISM=false`, which the 8-character floor keeps
+#: from turning every `false` in a trace into a mark. Below 8 it is matched whole, never in pieces.
+MIN_KEY_LEN = 6
 MIN_PIECE = 8  # the shortest piece of a secret (or of an encoding of it) that is redacted
 MIN_HEX_PIECE = 16
 
@@ -155,12 +161,17 @@ def _is_secret(name: str) -> bool:
     return name in _DECLARED or bool(SECRET_NAME.search(name))
 
 
+def _is_model_key(name: str) -> bool:
+    return name in _DECLARED or name.upper().endswith("_API_KEY")
+
+
 def build_redactor(environ: dict[str, str] | None = None) -> Callable[[str], str]:
     environ = dict(os.environ if environ is None else environ)
     secrets = [
-        _Secret(name, value, pieces=(name in _DECLARED or not NOT_A_CREDENTIAL.search(name)) and not any(c.isspace() for c in value))
+        _Secret(name, value, pieces=(name in _DECLARED or not NOT_A_CREDENTIAL.search(name))
+                and not any(c.isspace() for c in value) and len(value) >= MIN_SECRET_LEN)
         for name, value in sorted(environ.items())
-        if _is_secret(name) and len(value) >= MIN_SECRET_LEN
+        if _is_secret(name) and len(value) >= (MIN_KEY_LEN if _is_model_key(name) else MIN_SECRET_LEN)
     ]
     screen = _Screen(secrets)
 

@@ -210,3 +210,40 @@ def test_a_long_run_of_secret_characters_goes_to_the_exact_search():
     for form in (KEY, FORMS["base64"], FORMS["hex"]):
         out = redact(filler + form + filler)
         assert MARK in out and not leaked(out)
+
+
+# -- short keys: a local server's key may be 6 or 7 characters -----------------------------------
+
+def test_a_models_short_key_is_redacted_whole_and_a_short_setting_is_left_alone():
+    """The 8-character floor let `OPENAI_API_KEY=sk-test` through every trace (a provider echoing a
+    rejected key printed it). A model's key -- a variable named `*_API_KEY`, or one a run profile or
+    flag declares as `api_key_env` -- is redacted from 6 characters, whole (its pieces would be
+    ordinary words); other short values whose names merely say KEY or TOKEN are left alone, or
+    `TOKENIZERS_PARALLELISM=false` would turn every `false` into a mark."""
+    from lrc.runtime import redact as redaction
+
+    redact = build_redactor({"OPENAI_API_KEY": "sk-test", "TOKENIZERS_PARALLELISM": "false", "ANTHROPIC_API_KEY": "abcde",
+                             "SOME_KEY": "k3y-77"})
+    assert redact("Incorrect API key provided: sk-test.") == "Incorrect API key provided: [REDACTED:OPENAI_API_KEY]."
+    assert redact('{"valid": false, "k": "abcde", "x": "k3y-77"}') == '{"valid": false, "k": "abcde", "x": "k3y-77"}'
+    assert redact("sk-tes and est") == "sk-tes and est"  # never in pieces below 8 characters
+    saved = set(redaction._DECLARED)
+    try:
+        redaction.declare_secret_variables(["LEDGER_ENDPOINT_SECRET_VAR"])
+        assert build_redactor({"LEDGER_ENDPOINT_SECRET_VAR": "q9Zx12"})("key q9Zx12 refused") == \
+            "key [REDACTED:LEDGER_ENDPOINT_SECRET_VAR] refused"
+    finally:
+        redaction._DECLARED.clear()
+        redaction._DECLARED.update(saved)
+
+
+def test_a_rejected_short_key_echoed_by_the_provider_is_not_printed_nor_journaled(stub, lock, tmp_path):
+    short = "sk-tst7"
+    stub.reset(faults=[Fault("status", status=401, echo=lambda auth: f"Incorrect API key provided: {auth}")])
+    out = tmp_path / "out"
+    res = run_lrc("execute", lock, "--out", out, "--no-progress", env=lrc_env(short), timeout=900)
+    assert res.returncode == 1, res.stderr[-2000:]
+    assert "HTTP 401" in res.stderr and "[REDACTED:" in res.stdout + res.stderr
+    assert short not in res.stdout + res.stderr
+    for fname, data in tree(out).items():
+        assert short not in data.decode("utf-8", "replace"), f"the key in {fname}"
