@@ -83,6 +83,47 @@ def _encode(rec: dict[str, Any]) -> str:
     return line
 
 
+#: The token classes a call's usage holds (adapter.split_usage).
+USAGE_CLASSES = frozenset({"input", "cached_input", "cache_write", "output", "reasoning"})
+#: Record types whose `run` names the run they belong to.
+_OF_A_RUN = frozenset({"call", "run", "judge", "adjudication", "categorization", "infra_exhausted"})
+#: The most tokens of one class a call can hold (adapter.MAX_TOKENS_PER_CALL, which refuses more at the reply).
+_MAX_TOKENS = 1_000_000_000
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def record_problem(rec: dict[str, Any]) -> str | None:
+    """What makes a journal record one lrc could not have written, in the fields the journal
+    indexes and the report prices (None when there is nothing wrong there).
+
+    Why: a record of the right JSON but the wrong shape -- a step that is text, usage that is
+    not counts -- passed the load and ended every `lrc execute` and `lrc report` of the folder
+    in an internal error (exit 70: sorting a step "x" against 1), and negative usage was priced
+    as a negative cost. Refused like a line that is not JSON: named by line, exit 4."""
+    kind = rec.get("type")
+    if kind in _OF_A_RUN and not isinstance(rec.get("run"), str):
+        return "`run` is not text"
+    if kind in ("call", "judge"):
+        step = rec.get("step", 1)
+        if not _count(step) or step < 1:
+            return "`step` is not a whole number from 1"
+        usage = rec.get("usage")
+        if not isinstance(usage, dict) or not set(usage) <= USAGE_CLASSES or not all(_count(v) and v <= _MAX_TOKENS for v in usage.values()):
+            return "`usage` is not a count (zero or more) per token class"
+        if not isinstance(rec.get("response"), dict) or not isinstance(rec.get("request", ""), str):
+            return "`response` is not an object or `request` not text"
+        if not _count(rec.get("attempts", 1)) or not isinstance(rec.get("infra_failures", []), list):
+            return "`attempts` is not a count or `infra_failures` not a list"
+    if kind == "judge" and not isinstance(rec.get("role"), str):
+        return "`role` is not text"
+    if kind == "infra_exhausted" and not isinstance(rec.get("failures", []), list):
+        return "`failures` is not a list"
+    return None
+
+
 class Journal:
     """`readonly=True` reads a journal without ever opening it for writing (`lrc report`,
     the outputs after a run): a torn last line is then ignored, not cut off."""
@@ -175,6 +216,9 @@ class Journal:
                         f"{self.path.parent} holds results of another plan ({rec.get('plan')}), not {self.plan_digest}; "
                         f"use a new --out folder")
                 continue
+            problem = record_problem(rec)
+            if problem is not None:
+                raise JournalError(f"{self.path}:{n}: damaged journal line ({problem}); it was not written by lrc")
             try:
                 self._index(rec)
             except (KeyError, TypeError) as exc:

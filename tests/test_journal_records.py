@@ -1,0 +1,109 @@
+"""A journal record lrc could not have written is refused at the load, named by its line.
+
+Found by a probe of damaged journals: a line of valid JSON with the wrong shape -- a call whose
+`step` is text, whose `usage` is not counts -- passed the load and ended every `lrc execute` and
+`lrc report` of the folder in an internal error (exit 70), and a call with negative usage was
+priced as a negative cost without a word. Such a record is now refused like a line that is not
+JSON: exit 4, naming the file and line, nothing written or re-sent.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers.project import build_project, lrc_env, run_lrc
+from helpers.stub_server import StubServer
+from lrc.runtime import journal as journal_module
+from lrc.runtime.journal import Journal, JournalError
+from lrc.runtime.models import adapter
+
+KEY = "sk-lrc-test-journal-records-7f3a9c2e51"
+USAGE = {"input": 100, "cached_input": 0, "cache_write": 0, "output": 20, "reasoning": 0}
+CALL = {"type": "call", "run": "w|m|s|i|1", "step": 1, "request": "sha256:ab", "response": {"message": {}},
+        "usage": USAGE, "attempts": 1, "infra_failures": []}
+
+DAMAGED = {
+    "step-text": {**CALL, "step": "x"},
+    "step-zero": {**CALL, "step": 0},
+    "step-bool": {**CALL, "step": True},
+    "run-number": {**CALL, "run": 5},
+    "usage-text": {**CALL, "usage": "lots"},
+    "usage-negative": {**CALL, "usage": {**USAGE, "output": -5}},
+    "usage-fraction": {**CALL, "usage": {**USAGE, "input": 1.5}},
+    "usage-bool": {**CALL, "usage": {**USAGE, "input": True}},
+    "usage-huge": {**CALL, "usage": {**USAGE, "input": 10 ** 400}},
+    "usage-unknown-class": {**CALL, "usage": {**USAGE, "audio": 3}},
+    "usage-missing": {k: v for k, v in CALL.items() if k != "usage"},
+    "response-text": {**CALL, "response": "hello"},
+    "attempts-negative": {**CALL, "attempts": -1},
+    "failures-not-a-list": {**CALL, "infra_failures": {"kind": "x"}},
+    "run-record-run-missing": {"type": "run", "outcome": "answered"},
+    "judge-role-missing": {"type": "judge", "run": "r", "usage": USAGE, "response": {}},
+    "exhausted-failures-text": {"type": "infra_exhausted", "run": "r", "failures": "many"},
+}
+
+
+@pytest.mark.parametrize("record", DAMAGED.values(), ids=DAMAGED.keys())
+def test_a_record_lrc_could_not_have_written_is_refused_at_the_load_naming_its_line(tmp_path, record: dict[str, Any]):
+    path = tmp_path / "journal.jsonl"
+    journal = Journal(path, "sha256:plan", "e")
+    journal.append(CALL)
+    journal.close()
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(record) + "\n")
+    before = path.read_bytes()
+    for readonly in (True, False):
+        with pytest.raises(JournalError, match=r"journal\.jsonl:3: damaged journal line \(.+\); it was not written by lrc"):
+            Journal(path, "sha256:plan", "e", readonly=readonly)
+    assert path.read_bytes() == before, "a refused journal is left as it was"
+
+
+@pytest.mark.parametrize("record", [CALL, {**CALL, "attempts": 0, "reused": {}}, {**CALL, "step": 25},
+                                    {"type": "run", "run": "r", "outcome": "answered"}, {"type": "session"},
+                                    {"type": "judge", "run": "r", "role": "primary", "usage": USAGE, "response": {}},
+                                    {"type": "infra_exhausted", "run": "r", "failures": []}, {"type": "note", "x": 1}])
+def test_what_lrc_writes_passes(record):
+    assert journal_module.record_problem(record) is None
+
+
+def test_the_journals_token_bound_is_the_adapters():
+    assert journal_module._MAX_TOKENS == adapter.MAX_TOKENS_PER_CALL
+
+
+@pytest.fixture(scope="module")
+def finished(stub: StubServer, tmp_path_factory) -> tuple[Path, Path]:
+    lock = build_project(tmp_path_factory.mktemp("journal-project"), stub.api_base, n_per_cell=2, reference_models=(),
+                         systems=("single-shot",))
+    out = tmp_path_factory.mktemp("journal-run") / "out"
+    stub.reset()
+    res = run_lrc("execute", lock, "--out", out, "--no-progress", env=lrc_env(KEY))
+    assert res.returncode == 0, res.stdout + res.stderr
+    return lock, out
+
+
+@pytest.mark.parametrize("damage", ["step-text", "usage-negative", "usage-text"])
+def test_execute_and_report_refuse_a_folder_whose_journal_holds_such_a_record(stub, finished, tmp_path, damage):
+    lock, base = finished
+    out = tmp_path / "out"
+    shutil.copytree(base, out)
+    lines = (out / "journal.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    n = next(i for i, line in enumerate(lines) if json.loads(line).get("type") == "call")
+    rec = json.loads(lines[n])
+    rec.update({k: v for k, v in DAMAGED[damage].items() if k in ("step", "usage")})
+    lines[n] = json.dumps(rec) + "\n"
+    (out / "journal.jsonl").write_text("".join(lines), encoding="utf-8")
+    before = (out / "journal.jsonl").read_bytes()
+    stub.reset()
+    for command in ("execute", "report"):
+        res = run_lrc(command, lock, "--out", out, *(["--no-progress"] if command == "execute" else []), env=lrc_env(KEY))
+        message = res.stdout + res.stderr
+        assert res.returncode == 4, message
+        assert f"journal.jsonl:{n + 1}: damaged journal line" in message
+        assert "Traceback" not in message and "internal error" not in message
+    assert stub.count == 0, "nothing is sent for a refused folder"
+    assert (out / "journal.jsonl").read_bytes() == before, "nothing is written to a refused journal"
