@@ -346,3 +346,24 @@ def test_the_body_of_a_successful_response_is_kept_decompressed_for_the_call_tha
     assert bytes(buffer) == (payload if kept else b"")
     content, buffer = asyncio.run(go(False))
     assert content == payload and buffer is None
+
+
+def test_a_body_longer_than_what_is_kept_is_not_kept_at_all(monkeypatch):
+    """The kept copy is bounded (MAX_KEPT_BYTES, well above any reply lrc reads): a longer body
+    is still delivered whole, but not kept -- never a prefix the adapter would read as the body."""
+    monkeypatch.setattr(bounded_http, "MAX_KEPT_BYTES", 64)
+    payload = b'{"usage": {"completion_tokens": 1}, "pad": "' + b"x" * 200 + b'"}'
+
+    async def go() -> tuple[bytes, bytearray]:
+        buffer = bytearray()
+        token = bounded_http.RAW_BODY.set(buffer)
+        try:
+            transport = bounded_http.BoundedTransport(httpx.MockTransport(lambda request: httpx.Response(200, content=payload)))
+            async with httpx.AsyncClient(transport=transport) as client:
+                return (await client.post("http://provider.test/v1/chat/completions", json={})).content, buffer
+        finally:
+            bounded_http.RAW_BODY.reset(token)
+
+    content, buffer = asyncio.run(go())
+    assert content == payload and bytes(buffer) == b""
+    assert bounded_http.MAX_KEPT_BYTES < bounded_http.MAX_RESPONSE_BYTES

@@ -41,8 +41,12 @@ _ACCEPTED = "gzip, deflate"
 #: `completion_tokens` 0 (the output priced at $0), a fractional count makes the whole reply
 #: "invalid", and OpenRouter's `finish_reason: "error"` (the generation failed at the provider)
 #: becomes "stop" -- so the adapter reads those few fields from the body as the provider sent it.
-#: The buffer holds at most MAX_RESPONSE_BYTES, like the response itself.
+#: The buffer keeps at most MAX_KEPT_BYTES: a longer body is not kept at all (emptied), and its
+#: fields are then litellm's reading alone -- so a hostile provider's 32 MiB answers are not held
+#: twice in memory at a concurrency of 64.
 RAW_BODY: ContextVar[bytearray | None] = ContextVar("lrc_raw_response_body", default=None)
+#: Well above the longest reply lrc reads (adapter.MAX_REPLY_CHARS, at most ~6 MB as escaped JSON).
+MAX_KEPT_BYTES = 8 * 1024 * 1024
 
 
 class ResponseTooLarge(Exception):
@@ -112,7 +116,11 @@ class BoundedStream(httpx.AsyncByteStream):
         try:
             async for piece in self._decoded(chunks):
                 if self._sink is not None:
-                    self._sink += piece
+                    if len(self._sink) + len(piece) > MAX_KEPT_BYTES:
+                        self._sink.clear()  # too long to keep: not kept at all, never a prefix
+                        self._sink = None
+                    else:
+                        self._sink += piece
                 yield piece
         finally:
             # Stopping early (past the bound, or any error) ends the transport's own iteration
