@@ -558,19 +558,29 @@ class _OutLock:
     """One `lrc execute` per output folder at a time."""
 
     def __init__(self, out: Path):
+        from lrc.runtime import outfolder
+
+        self.out = out
         if out.exists() and not out.is_dir():
             raise Unusable(f"--out {out} is a file, not a folder; pass a folder (it is created if missing)")
         try:
             out.mkdir(parents=True, exist_ok=True)
-            self.fh = open(out / ".lrc-execute.lock", "w")
+            self.fh = outfolder.open_lock(out)  # never through a link, never waiting on a FIFO
+        except outfolder.UnsafeFolder as exc:
+            raise Unusable(str(exc)) from None
         except OSError as exc:
             raise Unusable(f"cannot use {out} as the output folder: {_os_problem(exc)}") from exc
+        try:
+            _no_links(out)  # nothing is written through a link that leads out of it
+        except Unusable:
+            self.fh.close()
+            raise
 
     def __enter__(self) -> "_OutLock":
         try:
             fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError as exc:
-            raise Refused(f"another `lrc execute` is using {self.fh.name.rsplit('/', 1)[0]}") from exc
+            raise Refused(f"another `lrc execute` is using {self.out}") from exc
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -1057,6 +1067,7 @@ def report_cli(lock_path: Path, out: Path | None, html: bool = False, html_out: 
             raise Refused("a held-out edition's report needs its items; rerun `lrc execute` with --seed-file")
         items = item_gen.generate(plan, seed)
         runs = plan_runs(plan, items)
+        _no_links(out)  # the folder may come from elsewhere: nothing is written through a link in it
         summary = _write_outputs(lock, plan, runs, items, import_modules(plan), journal, out, seed)
         write_stamp(lock, out, _selection(None), summary, len(runs))
     except Refused as exc:
@@ -1073,6 +1084,16 @@ def report_cli(lock_path: Path, out: Path | None, html: bool = False, html_out: 
 
     say_published(lock["root_digest"], out)  # errata published for this plan: named, never applied silently
     return _finish("lrc report", summary)
+
+
+def _no_links(out: Path) -> None:
+    """Unusable if the output folder holds a symbolic link anywhere (lrc.runtime.outfolder)."""
+    from lrc.runtime import outfolder
+
+    try:
+        outfolder.check_no_links(out)
+    except outfolder.UnsafeFolder as exc:
+        raise Unusable(str(exc)) from None
 
 
 def _say_page(out: Path, html: bool) -> None:

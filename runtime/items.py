@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -86,9 +87,21 @@ def _put(path: Path, data: bytes) -> None:
             raise ItemError(f"{path} differs from what the locked generator produces; use a new --out folder")
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    tmp.replace(path)
+    # A temporary name of this process, created anew (never through a link or over a file left
+    # there: a fixed `item.json.tmp` planted as a link wrote the item wherever it pointed).
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.unlink()  # one a killed process of the same pid left behind (a link is removed, not followed)
+    except FileNotFoundError:
+        pass
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o666)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def write(items: dict[str, list[Item]], out: Path) -> None:

@@ -46,7 +46,7 @@ from lrc.runtime.tasks import report as task_report
 from lrc.runtime.tasks.grade_memo import GradeMemo
 
 COMPONENT_ID = "lrc.analysis"
-COMPONENT_VERSION = 60
+COMPONENT_VERSION = 61
 
 TRACE_FORMAT = 1
 
@@ -90,7 +90,7 @@ def _put(path: Path, data: bytes, fresh: bool = False) -> None:
         return
     folder, base = os.path.split(name)
     tmp = os.path.join(folder, f".{base}.{os.getpid()}.tmp")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)  # never through a link
     try:
         fd = os.open(tmp, flags, 0o666)
     except FileNotFoundError:
