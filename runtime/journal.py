@@ -100,12 +100,26 @@ def record_problem(rec: dict[str, Any]) -> str | None:
     indexes and the report prices (None when there is nothing wrong there).
 
     Why: a record of the right JSON but the wrong shape -- a step that is text, usage that is
-    not counts -- passed the load and ended every `lrc execute` and `lrc report` of the folder
+    not counts, a run's `events` a number, a second header (another plan's journal appended) --
+    passed the load and ended every `lrc execute` and `lrc report` of the folder
     in an internal error (exit 70: sorting a step "x" against 1), and negative usage was priced
     as a negative cost. Refused like a line that is not JSON: named by line, exit 4."""
     kind = rec.get("type")
+    if kind == "header":
+        return "a second header: another journal's lines were appended to this one"
     if kind in _OF_A_RUN and not isinstance(rec.get("run"), str):
         return "`run` is not text"
+    if kind == "run":
+        if not isinstance(rec.get("outcome"), str) or not _count(rec.get("steps", 0)):
+            return "`outcome` is not text or `steps` not a count"
+        if not isinstance(rec.get("events", []), list) or not isinstance(rec.get("transcript", []), list):
+            return "`events` or `transcript` is not a list"
+        if not isinstance(rec.get("answer_text") or "", str) or not isinstance(rec.get("submitted", False), bool):
+            return "`answer_text` is not text or `submitted` not true/false"
+        if not all(_count(rec.get(k, 0)) for k in ("item_index", "repetition")):
+            return "`item_index` or `repetition` is not a count"
+        if not isinstance(rec.get("outside_window", False), bool):
+            return "`outside_window` is not true/false"
     if kind in ("call", "judge"):
         step = rec.get("step", 1)
         if not _count(step) or step < 1:

@@ -6,9 +6,10 @@ writes them -- so merging the N shards of a plan gives the same outputs, byte fo
 unsharded execute. A merged folder that still misses runs is partial (see `outputs.coverage`).
 
 Refused (exit 4), with nothing written: a FOLDER that is not a run folder (no readable lrc
-journal), a journal of another plan (its header's plan digest is not PLAN.lock's), and
-overlapping folders that disagree -- the same call (run, step) or the same run journaled with
-different *content*. Content is what the measurement is made of: for a call its request digest,
+journal), a journal of another plan (its header's plan digest is not PLAN.lock's, or a second
+header inside it), a record lrc could not have written (`journal.record_problem`), runs the plan
+does not make, and overlapping folders that disagree -- the same call (run, step), the same run
+or the same judge's record of a run journaled with different *content*. Content is what the measurement is made of: for a call its request digest,
 response, usage and responding model; for a run its record as graded. How a call was operated
 (latency, attempts, infrastructure failures, queue wait, ...) may differ between two executes of
 the same deterministic run; of agreeing copies the merge keeps the one whose canonical encoding
@@ -32,13 +33,16 @@ from typing import Any
 from lrc.runtime import boundedjson
 from lrc.runtime.execute import (EXIT_REFUSED, EXIT_UNUSABLE, Refused, Unusable, _finish, _os_problem, _OutLock, _say,
                                  _say_partial, _write_outputs, import_modules, load_verified, plan_runs, resolve_seed)
-from lrc.runtime.journal import JOURNAL_FORMAT, Journal, JournalError
+from lrc.runtime.journal import JOURNAL_FORMAT, Journal, JournalError, record_problem
 
 #: The fields of a call record that are the measurement; the rest is how it was operated.
 CALL_CONTENT = ("run", "step", "request", "response", "usage", "response_model")
 #: The fields of a run record that are the measurement (what grading and the outputs read).
 RUN_CONTENT = ("run", "workload", "model", "system", "item", "item_index", "repetition", "outcome", "steps",
-               "answer_text", "answer", "submitted", "transcript", "events")
+               "answer_text", "answer", "submitted", "transcript", "events", "outside_window")
+#: The fields of a judge's record that are the measurement (its judgment decides a judged run's verdict).
+JUDGE_CONTENT = ("run", "role", "model", "rubric", "request", "material", "judgment", "invalid_judgment", "response",
+                 "usage", "response_model")
 _SHOWN = 5  # disagreements listed before "and N more"
 
 
@@ -81,11 +85,9 @@ def read_journal(folder: Path, plan_digest: str) -> list[dict[str, Any]]:
                 raise Refused(f"{folder} holds results of another plan ({rec.get('plan')}), not this lock's "
                               f"{plan_digest}; only folders of the same plan can be merged")
             continue
-        kind = rec.get("type")
-        if kind in ("call", "run", "infra_exhausted") and not isinstance(rec.get("run"), str):
-            raise Refused(f"{path}:{n}: damaged journal line (a {kind} record without its run key)")
-        if kind == "call" and (isinstance(rec.get("step"), bool) or not isinstance(rec.get("step"), int)):
-            raise Refused(f"{path}:{n}: damaged journal line (a call record without its step)")
+        problem = record_problem(rec)  # the journal's own check: what a resume or report would refuse
+        if problem is not None:
+            raise Refused(f"{path}:{n}: damaged journal line ({problem}); it was not written by lrc")
         records.append(rec)
     if not lines:
         raise Refused(f"{folder} is not a run folder: {path} is empty")
@@ -130,6 +132,7 @@ def merge_records(journals: list[tuple[str, list[dict[str, Any]]]]) -> list[dict
     folders disagree on a call or a run."""
     calls: dict[tuple[str, int], _Slot] = {}
     runs: dict[str, _Slot] = {}
+    judges: dict[tuple[str, str], _Slot] = {}
     exclusions: dict[str, dict[str, dict[str, Any]]] = {}
     others: dict[str, dict[str, Any]] = {}
     sessions: dict[str, dict[str, Any]] = {}
@@ -151,12 +154,19 @@ def merge_records(journals: list[tuple[str, list[dict[str, Any]]]]) -> list[dict
                 runs.setdefault(rec["run"], _Slot()).add(rec, _content(rec, RUN_CONTENT), folder)
             elif kind == "infra_exhausted":
                 exclusions.setdefault(rec["run"], {})[_encode(rec)] = rec
+            elif kind == "judge":  # content like a call: two folders' judgments of a run must agree
+                judges.setdefault((rec["run"], rec["role"]), _Slot()).add(rec, _content(rec, JUDGE_CONTENT), folder)
             else:
                 others[_encode(rec)] = rec
     disagreements = [f"call {key} step {step}: " + " vs ".join("+".join(f) for f in slot.where.values())
                      for (key, step), slot in sorted(calls.items()) if len(slot.where) > 1]
     disagreements += [f"run {key}: " + " vs ".join("+".join(f) for f in slot.where.values())
                       for key, slot in sorted(runs.items()) if len(slot.where) > 1]
+    disagreements += [f"judge ({role}) of run {key}: " + " vs ".join("+".join(f) for f in slot.where.values())
+                      for (key, role), slot in sorted(judges.items()) if len(slot.where) > 1]
+    for slot in judges.values():  # agreeing copies: one each, with the other records (as before)
+        chosen = slot.chosen()
+        others[_encode(chosen)] = chosen
     if disagreements:
         more = f"\n  … and {len(disagreements) - _SHOWN} more" if len(disagreements) > _SHOWN else ""
         raise Refused(f"the folders overlap and disagree on {len(disagreements)} journaled call(s)/run(s) "
@@ -251,6 +261,21 @@ def merge(lock_path: Path, folders: list[Path], out: Path, seed_file: Path | Non
                     inputs.append(_InputLock(folder))
             journals = [(str(folder), read_journal(folder, lock["root_digest"])) for folder in folders]
             records = merge_records(journals)
+            items = item_gen.generate(plan, seed)
+            runs = plan_runs(plan, items)
+            planned = {r.key for r in runs}
+            foreign = sorted({rec["run"] for rec in records if isinstance(rec.get("run"), str)} - planned)
+            if foreign:  # counted, they made a 110-run plan's rate card say 111 runs
+                raise Refused(f"the folders hold {len(foreign)} run(s) this plan does not make (e.g. {foreign[0]!r}); "
+                              f"they are not this plan's results: nothing was merged")
+            # Everything that can refuse is checked before the journal is replaced: a refused merge
+            # into a shard leaves that shard's journal as it was.
+            try:
+                item_gen.write(items, out)
+            except item_gen.ItemError as exc:
+                raise Refused(f"{exc} (the folder holds another plan's items)") from exc
+            except OSError as exc:
+                raise Unusable(f"cannot write the items in {out}: {_os_problem(exc)}") from exc
             header = {"type": "header", "journal_format": JOURNAL_FORMAT, "plan": lock["root_digest"], "edition": plan["edition"]["ref"]}
             try:
                 _write_journal(out / "journal.jsonl", header, records)
@@ -260,14 +285,6 @@ def merge(lock_path: Path, folders: list[Path], out: Path, seed_file: Path | Non
                 journal = Journal(out / "journal.jsonl", lock["root_digest"], plan["edition"]["ref"], readonly=True)
             except JournalError as exc:  # pragma: no cover - the merge wrote what it read
                 raise Refused(str(exc)) from exc
-            items = item_gen.generate(plan, seed)
-            try:
-                item_gen.write(items, out)
-            except item_gen.ItemError as exc:
-                raise Refused(f"{exc} (the folder holds another plan's items)") from exc
-            except OSError as exc:
-                raise Unusable(f"cannot write the items in {out}: {_os_problem(exc)}") from exc
-            runs = plan_runs(plan, items)
             summary = _write_outputs(lock, plan, runs, items, import_modules(plan), journal, out, seed)
     except Refused:
         if created and out.is_dir() and {p.name for p in out.iterdir()} <= {".lrc-execute.lock"}:

@@ -43,6 +43,14 @@ DAMAGED = {
     "attempts-negative": {**CALL, "attempts": -1},
     "failures-not-a-list": {**CALL, "infra_failures": {"kind": "x"}},
     "run-record-run-missing": {"type": "run", "outcome": "answered"},
+    "run-events-number": {"type": "run", "run": "r", "outcome": "answered", "events": 5},  # exit 70 in failures.py
+    "run-outcome-list": {"type": "run", "run": "r", "outcome": ["x"]},  # exit 70 in grading.py
+    "run-steps-text": {"type": "run", "run": "r", "outcome": "answered", "steps": "many"},  # exit 70 in aggregate.py
+    "run-transcript-text": {"type": "run", "run": "r", "outcome": "answered", "transcript": "hello"},
+    "run-submitted-text": {"type": "run", "run": "r", "outcome": "answered", "submitted": "yes"},
+    "run-repetition-negative": {"type": "run", "run": "r", "outcome": "answered", "repetition": -1},
+    "run-outside-window-text": {"type": "run", "run": "r", "outcome": "answered", "outside_window": "no"},
+    "second-header": {"type": "header", "journal_format": 1, "plan": "sha256:another", "edition": "e"},
     "judge-role-missing": {"type": "judge", "run": "r", "usage": USAGE, "response": {}},
     "exhausted-failures-text": {"type": "infra_exhausted", "run": "r", "failures": "many"},
 }

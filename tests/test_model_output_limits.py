@@ -131,7 +131,7 @@ def test_the_kit_reads_hostile_arguments_as_empty():
 def test_the_journal_writes_and_reads_back_what_json_cannot_hold(tmp_path, value):
     path = tmp_path / "journal.jsonl"
     journal = Journal(path, "sha256:x", "e")
-    journal.append({"type": "run", "run": "r1", "answer": value})
+    journal.append({"type": "run", "run": "r1", "outcome": "answered", "answer": value})
     journal.close()
     again = Journal(path, "sha256:x", "e", readonly=True)
     assert "r1" in again.runs

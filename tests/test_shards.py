@@ -149,7 +149,10 @@ def test_merge_refuses_overlapping_folders_that_disagree(tmp_path, shards, kind,
     changed = copy(shards[0], tmp_path / "changed")
     records = journal_records(changed)
     target = next(r for r in records if r["type"] == kind)
-    target[field] = {"tampered": True} if isinstance(target[field], dict) else "tampered"
+    if field == "usage":  # other counts: a usage that is no count is refused as damaged (tests/test_journal_records.py)
+        target[field] = {k: v + 1 for k, v in target[field].items()}
+    else:
+        target[field] = {"tampered": True} if isinstance(target[field], dict) else "tampered"
     write_journal(changed, records)
     out = tmp_path / "merged"
     _refused(merge(out, shards[0], changed, shards[1]), out, "disagree", target["run"])
@@ -252,3 +255,66 @@ def test_merge_takes_a_plan_lock_first(tmp_path, given):
     res = run_lrc("merge", REPO / given, tmp_path, "--out", out)
     assert res.returncode == 2 and "LRC8301" in res.stderr and "generated/demo/plan.lock" in res.stderr, res.stderr
     assert not out.exists()
+
+
+# -- found by a probe of hostile shard folders (2026-12-07) ------------------------------------
+
+def _judge(run: str, score: int = 3, role: str = "primary") -> dict:
+    return {"type": "judge", "run": run, "role": role, "model": "j", "rubric": "r.v1", "request": f"sha256:{run}",
+            "material": {}, "judgment": {"clarity": score}, "invalid_judgment": None, "response": {"message": {}},
+            "usage": {"input": 3, "output": 1}, "response_model": "j", "attempts": 1, "infra_failures": []}
+
+
+@pytest.mark.parametrize("left,right,named", [
+    (_judge("k1", 3), _judge("k1", 1), "judge (primary) of run k1"),  # merged silently, it flipped a pass
+    (_judge("k1"), {**_judge("k1"), "usage": {"input": 9, "output": 1}}, "judge (primary) of run k1"),
+    (_run("k1"), {**_run("k1"), "outside_window": True}, "run k1"),  # merged silently, the rate card changed
+])
+def test_judges_records_and_the_window_mark_are_content_that_must_agree(left, right, named):
+    from lrc.runtime.execute import Refused
+    from lrc.runtime.merge import merge_records
+
+    with pytest.raises(Refused) as err:
+        merge_records([("A", [left]), ("B", [right])])
+    assert named in str(err.value)
+    same = merge_records([("A", [left, _run("k1")]), ("B", [{**left, "latency_ms": 77}])])
+    assert sum(r["type"] == left["type"] for r in same) == 1, "agreeing copies are kept once"
+
+
+def test_merge_refuses_runs_the_plan_does_not_make_and_a_second_header(tmp_path, shards):
+    extra = copy(shards[0], tmp_path / "extra")
+    records = journal_records(extra)
+    stranger = {**next(r for r in records if r["type"] == "run"), "run": "triage.x|lrc/none|single-shot|ZZ|1"}
+    write_journal(extra, records + [stranger])
+    out = tmp_path / "merged"
+    _refused(merge(out, extra, shards[1]), out, "does not make", "ZZ")
+    appended = copy(shards[0], tmp_path / "appended")
+    records = journal_records(appended)
+    write_journal(appended, records + [{**records[0], "plan": "sha256:" + "1" * 64}] + records[1:3])
+    _refused(merge(out, appended, shards[1]), out, "a second header")
+
+
+def test_a_refused_merge_into_a_shard_leaves_its_journal_as_it_was(tmp_path, shards):
+    into = copy(shards[0], tmp_path / "into")
+    item = next((into / "items").rglob("item.json"))
+    item.write_bytes(item.read_bytes().replace(b'"', b"'", 1))  # not what the locked generator produces
+    before = (into / "journal.jsonl").read_bytes()
+    res = merge(into, into, shards[1], shards[2])
+    assert res.returncode == 4 and "differs from what the locked generator produces" in res.stderr, res.stderr
+    assert (into / "journal.jsonl").read_bytes() == before, "the journal was replaced before the merge was refused"
+
+
+@pytest.mark.parametrize("linked", ["runs", "items", "runs/first"])
+def test_merge_into_a_shard_holding_a_link_writes_nothing_through_it(tmp_path, shards, linked):
+    into = copy(shards[0], tmp_path / "into")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    target = into / linked if linked != "runs/first" else next(p for p in (into / "runs").iterdir())
+    shutil.copytree(target, outside / "content")
+    shutil.rmtree(target)
+    target.symlink_to(outside / "content", target_is_directory=True)
+    before = sorted(p.relative_to(outside) for p in outside.rglob("*"))
+    res = merge(into, into, shards[1], shards[2])
+    assert res.returncode == 6, res.stdout + res.stderr
+    assert "symbolic link" in res.stderr and "Traceback" not in res.stderr
+    assert sorted(p.relative_to(outside) for p in outside.rglob("*")) == before, "written through the link"

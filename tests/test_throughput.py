@@ -118,7 +118,7 @@ from lrc.runtime.journal import Journal, JournalWriteError  # noqa: E402
 
 
 def _rec(i: int, size: int = 200) -> dict:
-    return {"type": "run", "run": f"w|m|s|item-{i:05d}|r1", "pad": "x" * size}
+    return {"type": "run", "run": f"w|m|s|item-{i:05d}|r1", "outcome": "answered", "pad": "x" * size}
 
 
 def _lines(path: Path) -> list[dict]:
@@ -167,7 +167,7 @@ def test_unawaited_records_are_written_in_queue_order_before_the_awaited_one(tmp
     async def main():
         for i in range(30):
             journal.submit({"type": "call", "run": f"r{i}", "step": 1, "n": i})  # queued, not awaited
-            await journal.commit({"type": "run", "run": f"r{i}", "n": i})
+            await journal.commit({"type": "run", "run": f"r{i}", "outcome": "answered", "n": i})
             assert (f"r{i}", 1) in journal.calls  # acknowledging the run acknowledged its call
 
     asyncio.run(main())
@@ -182,7 +182,7 @@ from pathlib import Path
 from lrc.runtime.journal import Journal
 journal = Journal(Path(sys.argv[1]), "sha256:x", "e")
 async def one(i):
-    await journal.commit({"type": "run", "run": f"run-{i:05d}", "pad": "y" * int(sys.argv[2])})
+    await journal.commit({"type": "run", "run": f"run-{i:05d}", "outcome": "answered", "pad": "y" * int(sys.argv[2])})
     print(i, flush=True)  # acknowledged: reported only after its fsync
 async def main():
     sem = asyncio.Semaphore(64)
