@@ -152,7 +152,8 @@ def test_runs_without_a_primary_judge_record_are_not_judged_runs(tmp_path: Path,
     fx.build_folder(tmp_path, lock)
     journal = Journal(tmp_path / "journal.jsonl", lock["root_digest"], lock["plan"]["edition"]["ref"])
     journal.append({"type": "run", "run": "generate.variance-commentary.v1|lrc/null|single-shot|extra|r1", "workload": fx.VARIANCE,
-                    "model": "lrc/null", "system": fx.SYSTEM, "item": "extra", "item_index": 99, "repetition": 1})
+                    "model": "lrc/null", "system": fx.SYSTEM, "item": "extra", "item_index": 99, "repetition": 1,
+                    "outcome": "answered", "steps": 1})
     journal.close()
     judged = sampling.judged_runs(lock["plan"], journal_of(tmp_path, lock))
     assert all("extra" not in k for keys in judged.values() for k in keys) and len(judged[NULL_CELL]) == 15
@@ -390,7 +391,7 @@ def test_a_workbook_whose_sample_is_no_longer_the_folders_is_refused(folder: Pat
     key = "generate.variance-commentary.v1|lrc/null|single-shot|late|r1"
     judge = dict(next(iter(journal.judges.values())), run=key)
     journal.append({"type": "run", "run": key, "workload": fx.VARIANCE, "model": "lrc/null", "system": fx.SYSTEM, "item": "late",
-                    "item_index": 20, "repetition": 1})
+                    "item_index": 20, "repetition": 1, "outcome": "answered", "steps": 1})
     journal.append(judge)
     journal.close()
     _refused(folder, book, capsys, "is not this folder's current sample", "Export a new workbook")
@@ -398,7 +399,10 @@ def test_a_workbook_whose_sample_is_no_longer_the_folders_is_refused(folder: Pat
 
 @pytest.mark.parametrize("bad, why", [(None, "clarity is missing"), (7, "whole number from 1 to 5, not '7'"),
                                       ("four", "not 'four'"), (4.5, "not '4.5'"), ("1e999999", "not '1e999999'"),
-                                      (True, "not 'true'"), ("NaN", "not 'NaN'")])
+                                      (True, "not 'true'"), ("NaN", "not 'NaN'"),
+                                      # cut to 40 characters before parsing, these were read as 4
+                                      ("4" + " " * 40 + "not sure, maybe 2", "whole number from 1 to 5"),
+                                      ("4.0000000000000000000000000000000000000001", "whole number from 1 to 5")])
 def test_missing_or_invalid_grades_are_refused_naming_the_rows(folder: Path, lock, tmp_path: Path, capsys, bad, why):
     book = _exported(folder, tmp_path)
     first = {}
@@ -546,3 +550,82 @@ def test_a_facts_run_shown_no_checklist_has_no_row_and_does_not_keep_its_cell_pr
     assert spot.cells[cell] == [run] and not [r for r in spot.rows if r.run == run]
     assert not review_status(lock["plan"], journal, SEED)[cell].provisional
     assert wbk.read(wbk.write(wbk.build(lock["plan"], journal, spot))).meta["sample"] == spot.digest
+
+
+# -- hostile workbooks (a probe, 2026-12-07): refused at once, never read whole -------------------
+
+def _rezip(book: Path, change: Callable[[str, bytes], bytes], extra: dict[str, bytes] | None = None) -> Path:
+    import zipfile
+
+    target = book.with_name("hostile-" + book.name)
+    with zipfile.ZipFile(book) as src, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            dst.writestr(info.filename, change(info.filename, src.read(info.filename)))
+        for name, data in (extra or {}).items():
+            dst.writestr(name, data)
+    return target
+
+
+def _in_review_sheets(insert: bytes, before: bytes) -> Callable[[str, bytes], bytes]:
+    def change(name: str, data: bytes) -> bytes:
+        if name.startswith("xl/worksheets/sheet") and before in data and b"<sheetData" in data:
+            return data.replace(before, insert + before, 1)
+        return data
+    return change
+
+
+@pytest.mark.parametrize("case, needle", [
+    ("far-cell", "reaches row 1,048,576"),  # one empty cell: 17 billion cells built, exit 70 after a minute
+    ("past-the-last-row", "reaches row 2,000,000"),  # exit 70: ValueError from openpyxl
+    ("merged-sheet", "merges more than"),  # MemoryError at load
+    ("bomb", "inflates to"),  # 1.5 GB read whole, exit 0
+])
+def test_a_hostile_workbook_is_refused_at_once(folder: Path, lock, tmp_path: Path, capsys, case, needle):
+    import time
+
+    book = fill(_exported(folder, tmp_path), lock, folder, agree)
+    if case == "far-cell":
+        hostile = _rezip(book, _in_review_sheets(b'<row r="1048576"><c r="XFD1048576"/></row>', b"</sheetData>"))
+    elif case == "past-the-last-row":
+        hostile = _rezip(book, _in_review_sheets(b'<row r="2000000"><c r="A2000000" t="inlineStr"><is><t>x</t></is></c></row>',
+                                                 b"</sheetData>"))
+    elif case == "merged-sheet":
+        hostile = _rezip(book, lambda name, data: data.replace(b"</sheetData>", b'</sheetData><mergeCells count="1">'
+                                                               b'<mergeCell ref="A1:XFD1048576"/></mergeCells>', 1)
+                         if name.startswith("xl/worksheets/sheet") else data)
+    else:
+        hostile = _rezip(book, lambda name, data: data, {"xl/media/padding.bin": b"\0" * (wbk.MAX_INFLATED_BYTES + 1)})
+    started = time.monotonic()
+    _refused(folder, hostile, capsys, needle)
+    assert time.monotonic() - started < 20, "the refusal read the workbook whole first"
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
+def test_a_workbook_path_that_is_no_regular_file_or_too_large_is_refused(folder: Path, tmp_path: Path, capsys):
+    import os
+
+    _refused(folder, Path("/dev/zero"), capsys, "not a regular file")  # MemoryError, exit 70
+    fifo = tmp_path / "fifo.xlsx"
+    os.mkfifo(fifo)
+    _refused(folder, fifo, capsys, "not a regular file")
+    big = tmp_path / "big.xlsx"
+    with open(big, "wb") as fh:
+        fh.truncate(wbk.MAX_WORKBOOK_BYTES + 1)
+    _refused(folder, big, capsys, "more than a review workbook can")
+
+
+def test_a_refused_cell_is_quoted_back_redacted(folder: Path, lock, tmp_path: Path, capsys, monkeypatch):
+    secret = "sk-review-0123456789abcdefSECRET"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    book = _exported(folder, tmp_path)
+    first = {}
+
+    def grade(row, judge):
+        values = agree(row, judge)
+        if row.fact_id is None and not first:
+            first["row"] = row.row_id
+            values["clarity"] = secret
+        return values
+
+    err = _refused(folder, fill(book, lock, folder, grade), capsys, f"row {first['row']}", "[REDACTED:OPENAI_API_KEY]")
+    assert secret not in err

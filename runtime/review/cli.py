@@ -25,7 +25,10 @@ EXIT_OK, EXIT_PROBLEMS, EXIT_REFUSED, EXIT_UNUSABLE = 0, 1, 4, 6
 
 
 def _say(message: str) -> None:
-    print(message, file=sys.stderr)
+    """Every message is redacted (a refused cell is quoted back: a reviewer may have pasted a key)."""
+    from lrc.runtime.redact import build_redactor
+
+    print(build_redactor()(message), file=sys.stderr)
 
 
 def _header(run_dir: Path) -> dict[str, Any]:
@@ -146,10 +149,9 @@ def import_cli(run_dir: Path, workbook: Path, plan_path: Path | None = None, see
     from lrc.runtime.review.status import review_status
 
     try:
-        try:
-            data = workbook.read_bytes()
-        except OSError as exc:
-            raise ReviewError(f"cannot read {workbook}: {exc.strerror or exc}") from None
+        from lrc.runtime.review.workbook import read_file
+
+        data = read_file(workbook)  # a regular file within the bound: never /dev/zero, never a FIFO
         _header(run_dir)
         with _OutLock(run_dir):
             plan, journal, seed = _open(run_dir, plan_path, seed_file, writable=True)

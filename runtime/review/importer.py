@@ -86,8 +86,11 @@ def _value(inp: wbk.Input, raw: Any, rubric: RubricShape | None) -> tuple[Any, s
     if isinstance(raw, int) and not isinstance(raw, bool):
         score = raw
     elif isinstance(raw, (float, str)) and not isinstance(raw, bool):
+        text = str(raw).strip()
         try:
-            number = Decimal(str(raw).strip()[:40])
+            # the whole text or nothing: cut to 40 characters first, "4" followed by 40 spaces and
+            # "not sure, maybe 2" was read as 4, and so was 4.000...0001
+            number = Decimal(text) if len(text) <= 40 else Decimal("NaN")
             # range first: int() of "1e999999" would build a million-digit integer
             if number.is_finite() and rubric.scale_min <= number <= rubric.scale_max and number == number.to_integral_value():
                 score = int(number)

@@ -294,16 +294,97 @@ class ReadBack:
     cells: dict[str, dict[tuple[int, int], Any]]  # sheet title -> (row, col) -> value, every non-empty cell
 
 
+#: Bounds of a workbook a reviewer sends back -- an export holds one row per judgment and a dozen
+#: columns, a few MB at most. Why: found by a probe (2026-12-07), a 13 KB file with one empty cell
+#: at XFD1048576 made the read build 17 billion cells (exit 70, MemoryError, after a minute at
+#: 2.6 GB), a merged range over a whole sheet did the same at load, a 1.6 MB file inflating to
+#: 1.5 GB was read whole (3 GB in memory), and /dev/zero as the workbook path ended in MemoryError.
+MAX_WORKBOOK_BYTES = 32 * 1024 * 1024
+MAX_INFLATED_BYTES = 256 * 1024 * 1024  # every member of the .xlsx, as its zip directory declares them
+MAX_MEMBERS = 10_000
+MAX_ROWS, MAX_COLUMNS = 200_000, 100
+MAX_MERGED_CELLS = 10_000  # cells covered by merged ranges, per sheet (an export merges none)
+_MERGE_REF = re.compile(rb'<(?:\w+:)?mergeCell\b[^>]*\bref="([^"]{1,40})"')
+
+
+def read_file(path: Any) -> bytes:
+    """The workbook's bytes: a regular file of at most MAX_WORKBOOK_BYTES, read without waiting on a
+    FIFO or reading a device (ReviewError otherwise)."""
+    import os
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise ReviewError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ReviewError(f"{path} is not a regular file (a FIFO, a device or a folder); pass the .xlsx file")
+        if st.st_size > MAX_WORKBOOK_BYTES:
+            raise ReviewError(f"{path} holds {st.st_size:,} bytes, more than a review workbook can ({MAX_WORKBOOK_BYTES:,})")
+        chunks, size = [], 0
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > MAX_WORKBOOK_BYTES:
+                raise ReviewError(f"{path} holds more than {MAX_WORKBOOK_BYTES:,} bytes, more than a review workbook can")
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _check_container(data: bytes) -> None:
+    """ReviewError unless the .xlsx is within the bounds above, checked from its zip directory and
+    its sheets' merged ranges before openpyxl reads anything (a member never inflates past what the
+    directory declares: zipfile stops reading there)."""
+    from openpyxl.utils.cell import range_boundaries
+
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            members = zf.infolist()
+            if len(members) > MAX_MEMBERS:
+                raise ReviewError(f"not a review workbook: its .xlsx holds {len(members):,} parts (at most {MAX_MEMBERS:,})")
+            inflated = sum(m.file_size for m in members)
+            if inflated > MAX_INFLATED_BYTES:
+                raise ReviewError(f"not a review workbook: its .xlsx inflates to {inflated:,} bytes "
+                                  f"(at most {MAX_INFLATED_BYTES:,}); export a fresh one with `lrc review export`")
+            for m in members:
+                if not (m.filename.startswith("xl/worksheets/") and m.filename.endswith(".xml")):
+                    continue
+                merged = 0
+                for ref in _MERGE_REF.findall(zf.read(m)):
+                    try:
+                        left, top, right, bottom = range_boundaries(ref.decode("ascii", "replace"))
+                    except (ValueError, TypeError):
+                        raise ReviewError(f"not a readable .xlsx workbook (a merged range {ref[:40]!r} in {m.filename})") from None
+                    merged += (right - left + 1) * (bottom - top + 1)
+                    if merged > MAX_MERGED_CELLS:
+                        raise ReviewError(f"not a review workbook: {m.filename} merges more than {MAX_MERGED_CELLS:,} cells "
+                                          f"(an export merges none)")
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError) as exc:
+        raise ReviewError(f"not a readable .xlsx workbook ({type(exc).__name__}: {str(exc)[:200]})") from None
+
+
 def read(data: bytes) -> ReadBack:
     """Every non-empty cell of every sheet; ReviewError if it is not an lrc review workbook."""
     from openpyxl import load_workbook
 
+    if len(data) > MAX_WORKBOOK_BYTES:
+        raise ReviewError(f"the workbook holds {len(data):,} bytes, more than a review workbook can ({MAX_WORKBOOK_BYTES:,})")
+    _check_container(data)
     try:
         wb = load_workbook(io.BytesIO(data), data_only=False)
     except Exception as exc:  # noqa: BLE001 - a damaged or foreign file of any kind is the user's to fix
         raise ReviewError(f"not a readable .xlsx workbook ({type(exc).__name__}: {str(exc)[:200]})") from None
     cells: dict[str, dict[tuple[int, int], Any]] = {}
     for ws in wb.worksheets:
+        if ws.max_row > MAX_ROWS or ws.max_column > MAX_COLUMNS:  # before a walk of the whole rectangle
+            raise ReviewError(f"not a review workbook: sheet {ws.title[:40]!r} reaches row {ws.max_row:,}, column "
+                              f"{ws.max_column:,} (an export stays within {MAX_ROWS:,} rows and {MAX_COLUMNS} columns)")
         found = {}
         for row in ws.iter_rows():
             for cell in row:
