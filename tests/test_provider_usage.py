@@ -116,16 +116,22 @@ def usage_lock(stub: StubServer, tmp_path_factory) -> Path:
                          systems=("single-shot",))
 
 
-def _with_usage(usage: Any):
-    """A reply hook: the stub model's usual answer, with `usage` replaced (None: left out)."""
+def _replacing(**fields: Any):
+    """A reply hook: the stub model's usual answer with these top-level fields replaced (None: left out)."""
     def hook(body: dict[str, Any]) -> bytes:
         reply = reply_for(body, "baseline")
-        if usage is None:
-            reply.pop("usage")
-        else:
-            reply["usage"] = usage
+        for name, value in fields.items():
+            if value is None:
+                reply.pop(name, None)
+            else:
+                reply[name] = value
         return json.dumps(reply).encode("utf-8")
     return hook
+
+
+def _with_usage(usage: Any):
+    """A reply hook: the stub model's usual answer, with `usage` replaced (None: left out)."""
+    return _replacing(usage=usage)
 
 
 @pytest.mark.parametrize("usage, said", [
@@ -331,16 +337,8 @@ def test_an_answer_litellm_cannot_convert_is_journaled_at_the_usage_the_provider
     """No choices, or content that is not text: the model's invalid output (graded, never retried),
     which the provider billed. It was journaled at zero usage -- the cell's cost short of the bill
     by every such call; its usage is now read from the body as sent."""
-    def hook(body: dict[str, Any]) -> bytes:
-        reply = reply_for(body, "baseline")
-        if choices is None:
-            reply.pop("choices")
-        else:
-            reply["choices"] = choices
-        reply["usage"] = {"prompt_tokens": 40, "completion_tokens": 7, "total_tokens": 47,
-                          "prompt_tokens_details": {"cached_tokens": 10}}
-        return json.dumps(reply).encode("utf-8")
-
+    hook = _replacing(choices=choices, usage={"prompt_tokens": 40, "completion_tokens": 7, "total_tokens": 47,
+                                              "prompt_tokens_details": {"cached_tokens": 10}})
     out = tmp_path / "out"
     stub.reset(reply_hook=hook)
     res = run_lrc("execute", usage_lock, "--out", out, env=lrc_env(KEY))

@@ -397,6 +397,20 @@ def test_a_workbook_whose_sample_is_no_longer_the_folders_is_refused(folder: Pat
     _refused(folder, book, capsys, "is not this folder's current sample", "Export a new workbook")
 
 
+def _first_clarity(value: Any) -> tuple[Grader, dict[str, str]]:
+    """A grader agreeing with the judge everywhere but the first scored row's clarity, set to
+    `value`; and where that row's id is put once the workbook is filled (`first["row"]`)."""
+    first: dict[str, str] = {}
+
+    def grade(row, judge):
+        values = agree(row, judge)
+        if row.fact_id is None and not first:
+            first["row"] = row.row_id
+            values["clarity"] = value
+        return values
+    return grade, first
+
+
 @pytest.mark.parametrize("bad, why", [(None, "clarity is missing"), (7, "whole number from 1 to 5, not '7'"),
                                       ("four", "not 'four'"), (4.5, "not '4.5'"), ("1e999999", "not '1e999999'"),
                                       (True, "not 'true'"), ("NaN", "not 'NaN'"),
@@ -404,17 +418,8 @@ def test_a_workbook_whose_sample_is_no_longer_the_folders_is_refused(folder: Pat
                                       ("4" + " " * 40 + "not sure, maybe 2", "whole number from 1 to 5"),
                                       ("4.0000000000000000000000000000000000000001", "whole number from 1 to 5")])
 def test_missing_or_invalid_grades_are_refused_naming_the_rows(folder: Path, lock, tmp_path: Path, capsys, bad, why):
-    book = _exported(folder, tmp_path)
-    first = {}
-
-    def grade(row, judge):
-        values = agree(row, judge)
-        if row.fact_id is None and not first:
-            first["row"] = row.row_id
-            values["clarity"] = bad
-        return values
-
-    filled = fill(book, lock, folder, grade)  # None leaves the cell empty
+    grade, first = _first_clarity(bad)
+    filled = fill(_exported(folder, tmp_path), lock, folder, grade)  # None leaves the cell empty
     _refused(folder, filled, capsys, f"row {first['row']}", why, "nothing was imported")
 
 
@@ -617,15 +622,7 @@ def test_a_workbook_path_that_is_no_regular_file_or_too_large_is_refused(folder:
 def test_a_refused_cell_is_quoted_back_redacted(folder: Path, lock, tmp_path: Path, capsys, monkeypatch):
     secret = "sk-review-0123456789abcdefSECRET"
     monkeypatch.setenv("OPENAI_API_KEY", secret)
-    book = _exported(folder, tmp_path)
-    first = {}
-
-    def grade(row, judge):
-        values = agree(row, judge)
-        if row.fact_id is None and not first:
-            first["row"] = row.row_id
-            values["clarity"] = secret
-        return values
-
-    err = _refused(folder, fill(book, lock, folder, grade), capsys, f"row {first['row']}", "[REDACTED:OPENAI_API_KEY]")
+    grade, first = _first_clarity(secret)
+    err = _refused(folder, fill(_exported(folder, tmp_path), lock, folder, grade), capsys, f"row {first['row']}",
+                   "[REDACTED:OPENAI_API_KEY]")
     assert secret not in err
