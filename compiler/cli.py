@@ -20,7 +20,8 @@ refuses the folder (another plan), the lock or the code (not the erratum's corre
 NEW_DIR is RUN_DIR or not a new, empty folder; 5 as `report` when calibration fails after the corrections.
 `lrc publish` exits 4 when it refuses the run folder (partial, runs still excluded, calibration failed,
 no outputs, another plan), the history (a foreign or damaged file) or a second publication of a plan
-with other rows (the same rows again is a no-op, exit 0); 6 when the history folder cannot be written.
+with other rows (the same rows again is a no-op, exit 0); 6 when the history folder, or the run
+folder's outputs (rebuilt from its journal first), cannot be written.
 `lrc report --history DIR` exits 4 for a foreign or damaged history, 6 when report.html cannot be written.
 `lrc diff` follows Terraform's -detailed-exitcode: 0 nothing changed, 2 something changed,
 1 error (spec errors, a bad ref or lock).
@@ -187,6 +188,8 @@ def _parser() -> argparse.ArgumentParser:
                     help="the history folder: DIR/<edition>-<plan digest prefix>.parquet per published edition (created if absent)")
     pb.add_argument("--plan", type=Path, metavar="PLAN.lock",
                     help="the lock RUN_DIR was run with (default: generated/<edition>/plan.lock of the edition in its journal)")
+    pb.add_argument("--seed-file", type=Path,
+                    help="the held-out seed of a held-out edition: the folder's outputs are rebuilt from its journal before publishing")
 
     vf = sub.add_parser("verify", help="recompute every published number of a reproducibility package offline and compare")
     vf.add_argument("package", type=Path, metavar="PKG.tar.gz")
@@ -595,7 +598,7 @@ def _cmd_regrade(args) -> int:
 def _cmd_publish(args) -> int:
     from lrc.runtime.publish.publish_cli import publish_cli
 
-    return publish_cli(args.run_dir, args.history, plan_path=args.plan)
+    return publish_cli(args.run_dir, args.history, plan_path=args.plan, seed_file=args.seed_file)
 
 
 def _cmd_verify(args) -> int:

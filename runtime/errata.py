@@ -28,6 +28,7 @@ corrected code), 5 calibration failed after the corrections (as `lrc report`), 6
 from __future__ import annotations
 
 import copy
+import io
 import json
 import shutil
 import sys
@@ -35,6 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from lrc.runtime.lock import erratum as erratum_format
+
+CELLS_LIMIT = 256 << 20
+"""The largest cells.parquet or erratum.json read from a folder (a 100,000-run edition's are a few MB)."""
 
 APPLIED_FORMAT = 1
 APPLIED_FILE = "erratum.json"
@@ -179,8 +183,10 @@ def _cells_before(folder: Path) -> list[dict[str, Any]]:
     from lrc.runtime.execute import Refused
     from lrc.runtime.report.errata_card import cell_values
 
-    try:
-        frame = pl.read_parquet(folder / "cells.parquet")
+    from lrc.runtime import filebytes
+
+    try:  # a regular file of a sane size only: never a FIFO (waited on) or a device
+        frame = pl.read_parquet(io.BytesIO(filebytes.read_whole(folder / "cells.parquet", limit=CELLS_LIMIT)))
     except Exception as exc:  # noqa: BLE001 - any unreadable table refuses the folder
         raise Refused(f"{folder} has no readable cells.parquet (run `lrc report` on it first): {exc}") from exc
     return [{"workload": r["workload"], "model": r["model"], "system": r["system"], "values": cell_values(r)}
@@ -190,11 +196,15 @@ def _cells_before(folder: Path) -> list[dict[str, Any]]:
 def _read_applied(folder: Path) -> dict[str, Any] | None:
     from lrc.runtime.execute import Refused
 
+    from lrc.runtime import filebytes
+
     path = folder / APPLIED_FILE
     if not path.exists():
         return None
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = json.loads(filebytes.read_whole(path, limit=CELLS_LIMIT).decode("utf-8"))
+        if not isinstance(record, dict):
+            raise ValueError("not an object")
         if record.get("format") != APPLIED_FORMAT:
             raise ValueError(f"format {record.get('format')!r}, this lrc reads {APPLIED_FORMAT}")
         for art in record["applied"]:
@@ -204,8 +214,8 @@ def _read_applied(folder: Path) -> dict[str, Any] | None:
         return record
     except erratum_format.ErratumError as exc:
         raise Refused(f"{path}: {exc}") from exc
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise Refused(f"{path} cannot be used: {exc}") from exc
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
+        raise Refused(f"{path} cannot be used: {type(exc).__name__ if isinstance(exc, RecursionError) else exc}") from exc
 
 
 def _items(lock: dict[str, Any], seed_file: Path | None) -> tuple[str, dict[str, list]]:
@@ -236,6 +246,7 @@ def rebuild(lock: dict[str, Any], out: Path, record: dict[str, Any], seed_file: 
         journal = Journal(out / "journal.jsonl", lock["root_digest"], plan["edition"]["ref"], readonly=True)
     except JournalError as exc:
         raise execute.Refused(str(exc)) from exc
+    execute._no_links(out)  # as `lrc report`: nothing is written through a link in the folder
     summary = execute._write_outputs(lock, fixed, runs, items, execute.import_modules(fixed), journal, out, seed)
     import polars as pl
 
@@ -251,6 +262,15 @@ def rebuild(lock: dict[str, Any], out: Path, record: dict[str, Any], seed_file: 
     }
     outputs._dump(path, data)
     return summary
+
+
+def _copy_regular(src: str, dst: str) -> str:
+    """shutil.copytree's copy of one item file: a regular file's bytes only (a device or FIFO
+    planted in items/ is refused, never read without end or waited on)."""
+    from lrc.runtime import filebytes
+
+    Path(dst).write_bytes(filebytes.read_whole(src))
+    return dst
 
 
 def regrade(run_dir: Path, ident: str, out: Path, plan_path: Path | None = None, seed_file: Path | None = None):
@@ -276,12 +296,22 @@ def regrade(run_dir: Path, ident: str, out: Path, plan_path: Path | None = None,
     from lrc.runtime.execute import plan_runs
 
     excluded_runs(plan_runs(lock["plan"], generated[1]), generated[1], applied)  # an unknown item: refused before anything is written
+    # RUN_DIR may come from elsewhere: a link in it (items/ pointing at a file outside, the
+    # journal at a device) would be copied into the new folder as that file's content.
+    from lrc.runtime import filebytes
+    from lrc.runtime.execute import _no_links
+
+    _no_links(run_dir)
     record = {"format": APPLIED_FORMAT, "applied": applied, "before": _cells_before(run_dir)}
     try:
+        journal_bytes = filebytes.read_whole(run_dir / "journal.jsonl")
+    except OSError as exc:  # NotRegular included
+        raise Refused(f"cannot read {run_dir / 'journal.jsonl'}: {exc.strerror or exc}") from None
+    try:
         out.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(run_dir / "journal.jsonl", out / "journal.jsonl")
+        (out / "journal.jsonl").write_bytes(journal_bytes)
         if (run_dir / "items").is_dir():
-            shutil.copytree(run_dir / "items", out / "items")
+            shutil.copytree(run_dir / "items", out / "items", copy_function=_copy_regular)
         (out / APPLIED_FILE).write_text(json.dumps(record, sort_keys=True, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     except OSError as exc:
         raise Unusable(f"cannot write {out}: {exc.strerror or exc}") from exc

@@ -937,6 +937,11 @@ def _write_outputs(lock, plan, runs, items, modules, journal, out: Path, seed: s
     from lrc.runtime import estimate
     from lrc.runtime.forecast_memo import ForecastMemo
     from lrc.runtime.report import outputs
+    from lrc.runtime.review.categorize import recorded_problem
+
+    problem = recorded_problem(plan, journal)
+    if problem is not None:
+        raise Refused(f"{out / 'journal.jsonl'}: {problem}: it was not written by `lrc categorize`; nothing was reported")
 
     # The forecast of `lrc estimate`, recomputed from the lock by the same code (or remembered from
     # this user's last computation of exactly it), beside the actual cost.
@@ -1084,6 +1089,39 @@ def report_cli(lock_path: Path, out: Path | None, html: bool = False, html_out: 
 
     say_published(lock["root_digest"], out)  # errata published for this plan: named, never applied silently
     return _finish("lrc report", summary)
+
+
+def rebuild_outputs(lock_path: Path, lock: dict[str, Any], out: Path, seed_file: Path | None = None):
+    """Every output of the run folder `out` rebuilt from its journal, whatever its stamp or its
+    summary.json say (a regraded folder as `lrc regrade` built it): what `lrc publish` reads, so
+    that a folder's published numbers are always its journal's. A folder from elsewhere may
+    carry a summary and cells of another run (a shard given the whole run's, a journal cut to
+    its header, a float cost): rebuilt, they say what the journal holds. Refused / Unusable as
+    `lrc report`; a held-out edition needs its seed (`seed_file`)."""
+    from lrc.runtime import items as item_gen
+    from lrc.runtime.journal import Journal, JournalError
+
+    if (out / "erratum.json").exists():
+        from lrc.runtime import errata
+
+        record = errata._read_applied(out)
+        return errata.rebuild(errata.verified_lock(lock_path, record["applied"]), out, record, seed_file)
+    plan = lock["plan"]
+    seed = resolve_seed(plan, seed_file)
+    try:
+        journal = Journal(out / "journal.jsonl", lock["root_digest"], plan["edition"]["ref"], readonly=True)
+    except JournalError as exc:
+        raise Refused(str(exc)) from exc
+    except FileNotFoundError:
+        raise Refused(f"{out} has no journal.jsonl; run `lrc execute` first") from None
+    except OSError as exc:
+        raise Refused(f"cannot read {out / 'journal.jsonl'}: {_os_problem(exc)}") from exc
+    items = item_gen.generate(plan, seed)
+    runs = plan_runs(plan, items)
+    _no_links(out)
+    summary = _write_outputs(lock, plan, runs, items, import_modules(plan), journal, out, seed)
+    write_stamp(lock, out, _selection(None), summary, len(runs))
+    return summary
 
 
 def _no_links(out: Path) -> None:

@@ -50,6 +50,62 @@ def read_regular(path: str | os.PathLike, size: int | None = None, limit: int | 
         os.close(fd)
 
 
+class NotRegular(OSError):
+    """A path that holds a FIFO, a device, a socket or a folder where a file was expected, or a
+    file over the reader's limit: never read (a FIFO would be waited on forever, /dev/zero read
+    until memory ran out)."""
+
+
+def _open_regular(path: str | os.PathLike, limit: int | None) -> tuple[int, int]:
+    """(fd, size) of the regular file at `path`, opened without blocking; NotRegular otherwise.
+    FileNotFoundError and the other OSErrors of the open pass through."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegular(f"{os.fspath(path)} is not a regular file (a FIFO, a device or a folder)")
+        if limit is not None and st.st_size > limit:
+            raise NotRegular(f"{os.fspath(path)} holds {st.st_size:,} bytes, over the {limit:,}-byte limit")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st.st_size
+
+
+def read_whole(path: str | os.PathLike, limit: int | None = None) -> bytes:
+    """Every byte of the regular file at `path` (at most `limit`): for files lrc reads whole from
+    a folder that may come from elsewhere (a journal, a summary). NotRegular for anything else."""
+    fd, size = _open_regular(path, limit)
+    try:
+        chunks, total = [], 0
+        while chunk := os.read(fd, max(1 << 20, size - total + 1)):
+            chunks.append(chunk)
+            total += len(chunk)
+            if limit is not None and total > limit:  # it grew while being read
+                raise NotRegular(f"{os.fspath(path)} grew over the {limit:,}-byte limit while being read")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def first_line(path: str | os.PathLike, limit: int = 1 << 20) -> bytes:
+    """The first line of the regular file at `path` (without reading past `limit` bytes): a
+    journal's header. NotRegular when the file is not a regular one."""
+    fd, _ = _open_regular(path, None)
+    try:
+        chunks, total = [], 0
+        while total < limit and (chunk := os.read(fd, min(65536, limit - total))):
+            cut = chunk.find(b"\n")
+            if cut >= 0:
+                chunks.append(chunk[: cut + 1])
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def _read_exactly(fd: int, size: int) -> bytes | None:
     """The `size` bytes of an open file, or None when it holds another number of bytes (one byte
     more than expected is asked for: a file that grew since it was measured is not the same)."""

@@ -198,7 +198,14 @@ class Journal:
             os.close(dir_fd)
 
     def _load(self) -> None:
-        data = self.path.read_bytes()
+        from lrc.runtime import filebytes
+
+        try:
+            # Never a FIFO or a device where the journal should be: a FIFO would be waited on
+            # forever, /dev/zero read until memory ran out.
+            data = filebytes.read_whole(self.path)
+        except filebytes.NotRegular as exc:
+            raise JournalError(f"{exc}; it is not a journal lrc wrote") from None
         if data and not data.endswith(b"\n"):
             cut = data.rfind(b"\n") + 1
             if not self.readonly:

@@ -240,6 +240,23 @@ class _InputLock:
             self.fh.close()
 
 
+def _no_nesting(folders: list[Path], out: Path) -> None:
+    """Refused when DIR lies inside a folder being merged, or one lies inside DIR: the merged
+    runs/ and items/ would be written into a shard's tree (`--out s1/runs` nested a run folder in
+    the shard's traces), or over a shard's own files. DIR may be one of the folders itself."""
+    target = out.resolve()
+    for folder in folders:
+        source = folder.resolve()
+        if source == target:
+            continue
+        if target.is_relative_to(source):
+            raise Refused(f"--out {out} is inside {folder}, a folder being merged: its runs would be written into that "
+                          f"folder's tree; use a --out folder outside every input (or the input folder itself)")
+        if source.is_relative_to(target):
+            raise Refused(f"{folder} is inside --out {out}: the merged outputs would be written over it; "
+                          f"use a --out folder outside every input (or the input folder itself)")
+
+
 def merge(lock_path: Path, folders: list[Path], out: Path, seed_file: Path | None = None):
     from lrc.runtime import items as item_gen
 
@@ -250,6 +267,7 @@ def merge(lock_path: Path, folders: list[Path], out: Path, seed_file: Path | Non
     def is_out(folder: Path) -> bool:
         return folder.exists() and out.exists() and os.path.samefile(folder, out)
 
+    _no_nesting(folders, out)
     if (out / "journal.jsonl").exists() and not any(is_out(f) for f in folders):
         raise Refused(f"{out} already holds a journal; name it among the folders to merge into it, or use a new --out folder")
     created = not out.exists()

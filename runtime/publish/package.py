@@ -18,7 +18,8 @@ reproduce the calculation offline, every member under one folder `<edition ref>-
     run/journal.jsonl   every call and run, adjudications included: what `lrc report` rebuilds from
     run/items/...       the task inputs and items
     run/runs/...        run-level traces and saved task outputs
-    run/<outputs>       what was published (summary.json, cells.csv/.parquet, rate-card.md, ...)
+    run/<outputs>       what was published (summary.json, cells.csv/.parquet, rate-card.md, ...:
+                        `PUBLISHED_OUTPUTS`, nothing else of the folder's top level)
     seed/held-out.seed  a held-out edition's seed, only when it was released (`--released-seed`)
 
 Deterministic: the same run folder gives byte-identical bytes. Members are sorted, every
@@ -39,6 +40,7 @@ import io
 import json
 import os
 import re
+import stat
 import sys
 import tarfile
 import zlib
@@ -50,8 +52,11 @@ PACKAGE_FORMAT = 1
 REDACTION_MARKER = b"[REDACTED:"
 """What `lrc.runtime.redact` puts where a secret was (`[REDACTED:<NAME>]`)."""
 
-OUTPUT_SUFFIXES = (".json", ".csv", ".parquet", ".md", ".html", ".svg", ".png")
-"""Top-level files of a run folder that are published outputs (dot files are bookkeeping)."""
+PUBLISHED_OUTPUTS = ("cells.csv", "cells.parquet", "erratum.json", "forecast-vs-actual.md", "rate-card.md",
+                     "reliability-report.md", "report.html", "summary.json")
+"""The top-level files of a run folder that lrc writes as outputs (`lrc report`, `lrc regrade`):
+the only ones packed beside journal.jsonl. Anything else an operator left there (a
+credentials.json, notes, a spreadsheet) is not lrc's and is never packed; it is named instead."""
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_REFUSED = 0, 1, 4
 
@@ -72,6 +77,8 @@ class Built:
     members: int
     size: int
     prefix: str
+    skipped: list[str]
+    """Top-level names of the run folder that are not lrc outputs, so not packed."""
 
 
 def _sha256(data: bytes) -> str:
@@ -82,28 +89,71 @@ def _canonical(value: Any) -> bytes:
     return (json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
+def _regular(path: Path, top: Path) -> bytes:
+    """The bytes of one file to pack: a regular file with no other name. A symbolic link, a hard
+    link (another name of a file that may lie outside the folder), a FIFO (waited on forever) or
+    a device (/dev/zero, read until memory ran out) refuses the package."""
+    from lrc.runtime import filebytes
+
+    shown = path.relative_to(top)
+    st = path.lstat()
+    if stat.S_ISLNK(st.st_mode):
+        raise PackageError(f"{shown} is a symbolic link; a package holds regular files only")
+    if not stat.S_ISREG(st.st_mode):
+        raise PackageError(f"{shown} is not a regular file (a FIFO, a device or a socket); a package holds regular files only")
+    if st.st_nlink > 1:
+        raise PackageError(f"{shown} is a hard link ({st.st_nlink} names for one file, which may lie outside the folder); "
+                           f"lrc never writes one in a run folder: replace it with a copy or rebuild it with `lrc report`")
+    try:
+        return filebytes.read_whole(path, limit=Limits().member_bytes)
+    except OSError as exc:
+        raise PackageError(f"cannot read {shown}: {exc.strerror or exc}") from None
+
+
 def _files_under(folder: Path, top: Path) -> Iterator[Path]:
     for path in sorted(folder.rglob("*")):
         if path.is_symlink():
             raise PackageError(f"{path.relative_to(top)} is a symbolic link; a package holds regular files only")
-        if path.is_file() and not path.name.startswith("."):
+        if not path.is_dir() and not path.name.startswith("."):
             yield path
 
 
-def _run_members(run_dir: Path) -> dict[str, bytes]:
+def _run_members(run_dir: Path) -> tuple[dict[str, bytes], list[str]]:
+    """The run folder's members (run/...) and the top-level names left out as not lrc's."""
     members: dict[str, bytes] = {}
+    skipped: list[str] = []
     for path in sorted(run_dir.iterdir()):
-        if path.name.startswith("."):
+        if path.name.startswith(".") or path.name in ("items", "runs"):
             continue
-        if path.is_symlink():
-            raise PackageError(f"{path} is a symbolic link; a package holds regular files only")
-        if path.is_file() and (path.name == "journal.jsonl" or path.suffix in OUTPUT_SUFFIXES):
-            members[f"run/{path.name}"] = path.read_bytes()
+        if path.name == "journal.jsonl" or path.name in PUBLISHED_OUTPUTS:
+            members[f"run/{path.name}"] = _regular(path, run_dir)
+        else:
+            skipped.append(path.name)
     for sub in ("items", "runs"):
+        if (run_dir / sub).is_symlink():
+            raise PackageError(f"{sub} is a symbolic link; a package holds regular files only")
         if (run_dir / sub).is_dir():
             for path in _files_under(run_dir / sub, run_dir):
-                members[f"run/{path.relative_to(run_dir).as_posix()}"] = path.read_bytes()
-    return members
+                members[f"run/{path.relative_to(run_dir).as_posix()}"] = _regular(path, run_dir)
+    return members, skipped
+
+
+def _live_secrets(members: dict[str, bytes]) -> list[str]:
+    """`name (SECRET_VARIABLE)` of every member holding the value of a secret set in this
+    environment (an API key). Traces are redacted when they are written, never afterwards: a
+    file edited or copied in later, or written under another environment, can hold a key in
+    clear, and a package is made to be handed out."""
+    from lrc.runtime.redact import build_redactor
+
+    redact = build_redactor()
+    found = []
+    for name, data in sorted(members.items()):
+        text = data.decode("utf-8", "surrogateescape")
+        clean = redact(text)
+        if clean != text:
+            names = sorted(set(re.findall(r"\[REDACTED:([A-Za-z0-9_]+)\]", clean)) - set(re.findall(r"\[REDACTED:([A-Za-z0-9_]+)\]", text)))
+            found.append(f"{name} ({', '.join(names) or 'a secret'})")
+    return found
 
 
 def _source_files(lock: dict[str, Any]) -> dict[str, bytes]:
@@ -237,7 +287,13 @@ def build(run_dir: Path, out: Path, plan_path: Path | None = None, seed_file: Pa
         raise PackageError(f"{run_dir} was run with plan {header.get('plan')}, but {lock_path} is plan {lock['root_digest']}: "
                            f"pass --plan with the lock the folder was run with")
     plan = lock["plan"]
-    members = _run_members(run_dir)
+    members, skipped = _run_members(run_dir)
+    leaked = _live_secrets(members)
+    if leaked:
+        raise PackageError(f"{len(leaked)} file(s) of {run_dir} hold the value of a secret set in this environment, in clear: "
+                           + "; ".join(leaked[:5]) + (f"; and {len(leaked) - 5} more" if len(leaked) > 5 else "")
+                           + ". Nothing was packed: rotate the key, and rebuild the folder's outputs (`lrc report`) "
+                             "from a journal that does not hold it")
     if "run/summary.json" not in members:
         raise PackageError(f"{run_dir} has no summary.json: nothing was published yet; run `lrc report` first")
     try:
@@ -273,7 +329,7 @@ def build(run_dir: Path, out: Path, plan_path: Path | None = None, seed_file: Pa
     finally:
         if tmp.exists():
             tmp.unlink()
-    return Built(out, len(members), len(data), prefix)
+    return Built(out, len(members), len(data), prefix, skipped)
 
 
 def package_cli(run_dir: Path, out: Path, plan_path: Path | None = None, seed_file: Path | None = None) -> int:
@@ -286,6 +342,9 @@ def package_cli(run_dir: Path, out: Path, plan_path: Path | None = None, seed_fi
         print(redact(f"lrc package: {exc}"), file=sys.stderr)
         return EXIT_REFUSED
     print(f"wrote {built.path} ({built.size:,} bytes, {built.members} members under {built.prefix}/)")
+    if built.skipped:
+        shown = ", ".join(built.skipped[:10]) + (f" and {len(built.skipped) - 10} more" if len(built.skipped) > 10 else "")
+        print(redact(f"not packed (not outputs lrc writes): {shown}"))
     print(f"verify it offline with: lrc verify {built.path}")
     return EXIT_OK
 

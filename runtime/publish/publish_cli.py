@@ -1,15 +1,18 @@
 """`lrc publish RUN_DIR --history DIR` and the trend step of `lrc report RUN_DIR --history DIR`.
 
-Publishing reads what `lrc report` wrote (summary.json and cells.parquet) and the verified lock
-of the folder (the edition's id, date and workload versions), and appends the cells to the
-history (`history.append`). A folder is published only when it is a whole measurement: a
+Publishing rebuilds the folder's outputs from its journal exactly as `lrc report` does (never
+trusting a summary.json or cells.parquet it finds: a folder may come from elsewhere), reads the
+summary and cells so written and the verified lock of the folder (the edition's id, date and
+workload versions), and appends the cells to the history (`history.append`). A held-out
+edition's folder needs its seed (`--seed-file`), as its report does. A folder is published only when it is a whole measurement: a
 partial folder (a subset, a limit, a shard, a stopped execute), one with runs still excluded
 after infrastructure failures (a rerun resumes them) or one whose calibration failed is refused.
 
 Exit codes (compiler/cli.py): 0 published, or the same rows already published (a no-op, said
 so); 4 refused -- the run folder (not a finished measurement, no outputs, another plan, code
 that differs from the lock), the history (a foreign or damaged file) or a second publication of
-a plan with other rows; 6 the history folder cannot be written.
+a plan with other rows; 6 the history folder, or the run folder's outputs, cannot be written
+(a link in the run folder is never written through).
 """
 
 from __future__ import annotations
@@ -32,29 +35,44 @@ def _say(message: str) -> None:
     print(build_redactor()(message), file=sys.stderr)
 
 
+OUTPUT_LIMIT = 256 << 20
+"""The largest summary.json or cells.parquet read back (a 100,000-run edition's are a few MB)."""
+
+
 def _summary(run_dir: Path) -> dict[str, Any]:
+    from lrc.runtime import filebytes
+
     path = run_dir / "summary.json"
     try:
-        summary = json.loads(path.read_text(encoding="utf-8"))
+        summary = json.loads(filebytes.read_whole(path, limit=OUTPUT_LIMIT).decode("utf-8"))
     except FileNotFoundError:
         raise NotPublishable(f"{run_dir} has no summary.json: nothing was reported yet; run `lrc report {run_dir}` first") from None
-    except (OSError, ValueError) as exc:
-        raise NotPublishable(f"cannot read {path}: {exc}") from None
+    except (OSError, ValueError, RecursionError) as exc:
+        raise NotPublishable(f"cannot read {path}: {type(exc).__name__ if isinstance(exc, RecursionError) else exc}") from None
     if not isinstance(summary, dict):
         raise NotPublishable(f"{path} is not an lrc summary")
     return summary
 
 
-def publishable_rows(run_dir: Path, plan_path: Path | None):
-    """(history rows, edition) of a finished run folder, or NotPublishable / Refused."""
+def publishable_rows(run_dir: Path, plan_path: Path | None, seed_file: Path | None = None):
+    """(history rows, edition) of a finished run folder, or NotPublishable / Refused / Unusable.
+
+    The folder's outputs are first rebuilt from its journal (`execute.rebuild_outputs`), then
+    read: a summary.json or cells.parquet is never taken on its word, since a folder may come
+    from elsewhere and its outputs may be of another run, cut or edited."""
+    import io
+
     import polars as pl
 
+    from lrc.runtime import filebytes
+    from lrc.runtime.execute import rebuild_outputs
     from lrc.runtime.publish import history as hist
-    from lrc.runtime.review.cli import verified_lock
+    from lrc.runtime.review.cli import locate_plan, verified_lock
 
     if not run_dir.is_dir():
         raise NotPublishable(f"{run_dir} is not a folder; give the `lrc execute --out` folder")
     lock = verified_lock(run_dir, plan_path)
+    rebuild_outputs(locate_plan(run_dir, plan_path), lock, run_dir, seed_file)
     summary = _summary(run_dir)
     if summary.get("plan_digest") != lock["root_digest"]:
         raise NotPublishable(f"{run_dir / 'summary.json'} is of plan {summary.get('plan_digest')}, the folder's lock is "
@@ -66,11 +84,12 @@ def publishable_rows(run_dir: Path, plan_path: Path | None):
     if summary.get("runs_incomplete"):
         raise NotPublishable(f"{run_dir} has {summary['runs_incomplete']} run(s) excluded after infrastructure failures: "
                              f"rerun the same `lrc execute` to resume them before publishing")
-    if not (summary.get("calibration") or {}).get("ok", False):
+    calibration = summary.get("calibration")
+    if not isinstance(calibration, dict) or calibration.get("ok") is not True:
         raise NotPublishable(f"{run_dir}: calibration failed or was not checked (see summary.json \"calibration\"): "
                              f"a folder whose reference checks fail measures the harness, never the models")
     try:
-        cells = pl.read_parquet(run_dir / "cells.parquet")
+        cells = pl.read_parquet(io.BytesIO(filebytes.read_whole(run_dir / "cells.parquet", limit=OUTPUT_LIMIT)))
     except Exception as exc:  # noqa: BLE001 - a missing or damaged table: rebuild it
         raise NotPublishable(f"cannot read {run_dir / 'cells.parquet'} ({type(exc).__name__}); run `lrc report {run_dir}` "
                              f"to rebuild it") from None
@@ -79,18 +98,24 @@ def publishable_rows(run_dir: Path, plan_path: Path | None):
         return hist.rows(cells, edition), edition
     except hist.HistoryError as exc:
         raise NotPublishable(f"{run_dir}: {exc}") from None
+    except (KeyError, TypeError, ValueError, pl.exceptions.PolarsError) as exc:  # a table lrc did not write
+        raise NotPublishable(f"{run_dir / 'cells.parquet'} is not the table `lrc report` writes ({type(exc).__name__}: "
+                             f"{str(exc)[:200]})") from None
 
 
-def publish_cli(run_dir: Path, history_dir: Path, plan_path: Path | None = None) -> int:
-    from lrc.runtime.execute import Refused
+def publish_cli(run_dir: Path, history_dir: Path, plan_path: Path | None = None, seed_file: Path | None = None) -> int:
+    from lrc.runtime.execute import Refused, Unusable
     from lrc.runtime.publish import history as hist
 
     try:
-        frame, edition = publishable_rows(run_dir, plan_path)
+        frame, edition = publishable_rows(run_dir, plan_path, seed_file)
         done = hist.append(history_dir, frame)
     except (Refused, NotPublishable, hist.HistoryError) as exc:
         _say(f"lrc publish: {exc}")
         return EXIT_REFUSED
+    except Unusable as exc:
+        _say(f"lrc publish: {exc}; nothing was added to the history")
+        return EXIT_UNUSABLE
     except OSError as exc:
         _say(f"lrc publish: {exc.strerror or exc}; nothing was added to the history")
         return EXIT_UNUSABLE

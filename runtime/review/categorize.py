@@ -71,6 +71,39 @@ def record(plan: dict[str, Any], journal, run: str, primary: str, secondary: lis
     return rec
 
 
+def recorded_problem(plan: dict[str, Any], journal) -> str | None:
+    """Why a `categorization` record in the journal could not have been written by `lrc
+    categorize` for this plan (None: every one could). The report counts the latest assignment
+    of each run by its primary category; a record naming a category the locked taxonomy does not
+    hold (hand-edited, or merged from a folder of another taxonomy) would put a category in the
+    published counts that no reviewer could have chosen."""
+    from lrc.runtime.failures import taxonomy_ids
+
+    if not journal.categorizations:
+        return None
+    ids = taxonomy_ids(plan)
+    ref = (plan.get("taxonomy") or {}).get("ref")
+    for run, made in sorted(journal.categorizations.items()):
+        for rec in made:
+            what = f"the categorization of run {run!r}"
+            if not ids:
+                return f"{what}: the plan locks no failure taxonomy"
+            if rec.get("taxonomy") != ref:
+                return f"{what} is of taxonomy {str(rec.get('taxonomy'))[:80]!r}, the plan's is {ref!r}"
+            primary, secondary = rec.get("primary"), rec.get("secondary", [])
+            if not isinstance(primary, str) or ids.get(primary) != "primary":
+                return f"{what} names primary {str(primary)[:80]!r}, not a primary category of {ref}"
+            if not isinstance(secondary, list) or len(set(map(str, secondary))) != len(secondary) \
+                    or any(not isinstance(c, str) or ids.get(c) != "secondary" for c in secondary):
+                return f"{what} names secondary {str(secondary)[:80]!r}, not distinct secondary categories of {ref}"
+            seq = rec.get("seq")
+            if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
+                return f"{what} has sequence number {str(seq)[:40]!r}, not a whole number from 1"
+            if not isinstance(rec.get("note"), str) or (rec.get("reviewer") is not None and not isinstance(rec["reviewer"], str)):
+                return f"{what} has a note or reviewer that is not text"
+    return None
+
+
 def latest(journal, run: str) -> dict[str, Any] | None:
     """The run's latest assignment as {primary, secondary, note, reviewer, assignments}, or None."""
     made = journal.categorizations.get(run) or []

@@ -36,14 +36,19 @@ def _header(run_dir: Path) -> dict[str, Any]:
 
     from lrc.runtime.execute import Refused
 
+    from lrc.runtime import filebytes
+
     path = run_dir / "journal.jsonl"
     try:
-        with open(path, "rb") as fh:
-            first = fh.readline()
+        # Read without blocking and only up to the header's end: a FIFO or /dev/zero planted
+        # in a folder from elsewhere is refused, never waited on or read without end.
+        first = filebytes.first_line(path)
         header = json.loads(first)
     except FileNotFoundError:
         raise Refused(f"{run_dir} has no journal.jsonl: it is not an `lrc execute` folder") from None
-    except (OSError, ValueError) as exc:
+    except filebytes.NotRegular as exc:
+        raise Refused(f"{exc}: not a journal lrc wrote") from None
+    except (OSError, ValueError, RecursionError) as exc:
         raise Refused(f"cannot read the journal header of {path}: {exc}") from None
     if not isinstance(header, dict) or header.get("type") != "header":
         raise Refused(f"{path} is not an lrc journal")
