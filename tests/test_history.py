@@ -63,9 +63,10 @@ def test_a_partial_folder_never_publishes(published, tmp_path):
     lock, run, _ = published
     partial = tmp_path / "partial"
     shutil.copytree(run, partial)
-    summary = json.loads((partial / "summary.json").read_text(encoding="utf-8"))
-    summary.update(partial=True, runs_not_run=10)
-    (partial / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    # A journal missing its last runs (a stopped execute): publish rebuilds the outputs from the
+    # journal, so the whole run's summary.json beside it does not make it whole.
+    lines = (partial / "journal.jsonl").read_bytes().splitlines(keepends=True)
+    (partial / "journal.jsonl").write_bytes(b"".join(lines[:-10]))
     res = run_lrc("publish", partial, "--history", tmp_path / "h", "--plan", lock)
     assert res.returncode == 4
     assert "partial folders never publish" in res.stderr and "Traceback" not in res.stderr
