@@ -56,6 +56,10 @@ class NotRegular(OSError):
     until memory ran out)."""
 
 
+class TooLarge(NotRegular):
+    """A regular file over the reader's limit (or one that grew over it while read)."""
+
+
 def _open_regular(path: str | os.PathLike, limit: int | None) -> tuple[int, int]:
     """(fd, size) of the regular file at `path`, opened without blocking; NotRegular otherwise.
     FileNotFoundError and the other OSErrors of the open pass through."""
@@ -65,7 +69,7 @@ def _open_regular(path: str | os.PathLike, limit: int | None) -> tuple[int, int]
         if not stat.S_ISREG(st.st_mode):
             raise NotRegular(f"{os.fspath(path)} is not a regular file (a FIFO, a device or a folder)")
         if limit is not None and st.st_size > limit:
-            raise NotRegular(f"{os.fspath(path)} holds {st.st_size:,} bytes, over the {limit:,}-byte limit")
+            raise TooLarge(f"{os.fspath(path)} holds {st.st_size:,} bytes, over the {limit:,}-byte limit")
     except BaseException:
         os.close(fd)
         raise
@@ -82,7 +86,7 @@ def read_whole(path: str | os.PathLike, limit: int | None = None) -> bytes:
             chunks.append(chunk)
             total += len(chunk)
             if limit is not None and total > limit:  # it grew while being read
-                raise NotRegular(f"{os.fspath(path)} grew over the {limit:,}-byte limit while being read")
+                raise TooLarge(f"{os.fspath(path)} grew over the {limit:,}-byte limit while being read")
         return b"".join(chunks)
     finally:
         os.close(fd)
@@ -118,3 +122,41 @@ def _read_exactly(fd: int, size: int) -> bytes | None:
         left -= len(chunk)
     data = b"".join(chunks)
     return data if len(data) == size else None
+
+
+_TMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+
+
+def write_replacing(name: str | os.PathLike, data: bytes) -> None:
+    """Put `data` at `name` through a temporary file of this process and a rename, so a kill
+    never leaves half a file. The temporary name (`.<name>.<pid>.tmp`) is created anew
+    (O_EXCL, O_NOFOLLOW): whatever sits there -- a file a killed process of the same pid left, a
+    link planted to write elsewhere, a FIFO that an open for writing would wait on -- is removed,
+    never opened. Its folder is made only when the create fails for want of it; the temporary
+    file is removed only if the write failed. Six system calls for a new file, the lrc outputs'
+    hot path (`lrc.runtime.report.outputs`) and the items' (`lrc.runtime.items`) alike."""
+    name = os.fspath(name)
+    folder, base = os.path.split(name)
+    tmp = os.path.join(folder, f".{base}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(tmp, _TMP_FLAGS, 0o666)
+    except FileNotFoundError:
+        os.makedirs(folder or ".", exist_ok=True)
+        fd = os.open(tmp, _TMP_FLAGS, 0o666)
+    except FileExistsError:
+        os.unlink(tmp)  # a link or a FIFO is removed, not followed or opened
+        fd = os.open(tmp, _TMP_FLAGS, 0o666)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        os.replace(tmp, name)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

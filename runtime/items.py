@@ -86,22 +86,9 @@ def _put(path: Path, data: bytes) -> None:
         if not held:
             raise ItemError(f"{path} differs from what the locked generator produces; use a new --out folder")
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
     # A temporary name of this process, created anew (never through a link or over a file left
     # there: a fixed `item.json.tmp` planted as a link wrote the item wherever it pointed).
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.unlink()  # one a killed process of the same pid left behind (a link is removed, not followed)
-    except FileNotFoundError:
-        pass
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o666)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    filebytes.write_replacing(path, data)
 
 
 def write(items: dict[str, list[Item]], out: Path) -> None:

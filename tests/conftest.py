@@ -87,6 +87,23 @@ def repo() -> Path:
     return REPO
 
 
+@pytest.fixture(scope="session")
+def code_is_locked() -> None:
+    """Fail first, loudly, when the running code differs from what the repository's locks
+    fingerprinted (runtime/ edited without a re-lock): a test that runs `lrc bump
+    --all-required` on a project copy would then bump the changed component in the real
+    runtime/, i.e. edit this checkout's COMPONENT_VERSION behind the developer's back."""
+    from lrc.runtime.execute import Refused, load_verified
+
+    for lock in sorted((REPO / "generated").glob("*/plan.lock")):
+        try:
+            load_verified(lock)
+        except Refused as exc:
+            pytest.fail(f"{lock.relative_to(REPO)}: {exc}. runtime/ changed without a re-lock: run `lrc bump --all-required "
+                        f"--update-pins` and `lrc compile` first (these tests would otherwise bump this checkout's code)",
+                        pytrace=False)
+
+
 @pytest.fixture
 def project_copy(tmp_path: Path) -> Path:
     """A throw-away copy of the project's specs/, schemas/ and generated/."""

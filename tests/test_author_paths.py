@@ -22,6 +22,8 @@ from support import REPO, run_lrc
 from lrc.compiler.codes import CODES, RANGES
 from lrc.compiler.pipeline import compile_project
 
+pytestmark = pytest.mark.usefixtures("code_is_locked")  # conftest says why
+
 WORKLOAD = "specs/workloads/triage.ap-inbox/workload.yaml"
 SYSTEM_PROMPT = "specs/workloads/triage.ap-inbox/prompts/system.j2"
 DEMO = "specs/editions/demo.yaml"

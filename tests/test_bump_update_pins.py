@@ -21,6 +21,8 @@ from jsonschema import Draft202012Validator
 from helpers.project import compiled_copy, copy_project, replace_in
 from support import REPO, pinned, run_lrc
 
+pytestmark = pytest.mark.usefixtures("code_is_locked")  # conftest says why
+
 
 WORKLOAD = "specs/workloads/triage.ap-inbox/workload.yaml"
 SYSTEM_PROMPT = "specs/workloads/triage.ap-inbox/prompts/system.j2"

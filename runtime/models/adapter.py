@@ -292,6 +292,14 @@ def _tokens(value: Any, field: str) -> int:
     return value
 
 
+def _usage_refused(model_id: str, at: str, problem: Exception) -> "ConfigError":
+    """The execute's stop for a reply whose usage cannot be priced (`check_raw_usage`,
+    `billed_usage`, `split_usage`): a configuration error, raised before anything of the call is
+    journaled, so the same command resumes once the endpoint reports its usage."""
+    return ConfigError(f"{model_id}{at}: {problem}. Nothing journaled is lost: once the endpoint reports its usage, "
+                       f"the same command resumes")
+
+
 def split_usage(usage: Any, price: dict[str, Any]) -> dict[str, int]:
     """Provider usage -> our token classes (input, cached_input, cache_write, output, reasoning).
 
@@ -561,8 +569,7 @@ async def complete(
                     try:
                         check_raw_usage(doc)
                     except ConfigError as bad:
-                        raise ConfigError(f"{model['id']}{at}: {bad}. Nothing journaled is lost: once the endpoint "
-                                          f"reports its usage, the same command resumes") from None
+                        raise _usage_refused(model["id"], at, bad) from None
                 kind, failure, rate_limited = _classify(exc, litellm)
                 if kind == "refusal":
                     return CallResult({"role": "assistant", "content": None}, "content_filter", True,
@@ -572,8 +579,7 @@ async def complete(
                     try:
                         read = billed_usage(doc, model["price"]) if doc is not None else None
                     except ConfigError as bad:
-                        raise ConfigError(f"{model['id']}{at}: {bad}. Nothing journaled is lost: once the endpoint "
-                                          f"reports its usage, the same command resumes") from None
+                        raise _usage_refused(model["id"], at, bad) from None
                     return CallResult({"role": "assistant", "content": None}, "invalid_response", False,
                                       _add_usage(billed, read or _NO_USAGE), attempt, failures, int(elapsed * 1000),
                                       queue_ms=int(queued * 1000), invalid=f"the response could not be read: {failure.message}")
@@ -600,8 +606,7 @@ async def complete(
                 check_raw_usage(doc)
             usage = split_usage(getattr(response, "usage", None), model["price"])
         except ConfigError as exc:
-            raise ConfigError(f"{model['id']}{at}: {exc}. Nothing journaled is lost: once the endpoint reports its "
-                              f"usage, the same command resumes") from None
+            raise _usage_refused(model["id"], at, exc) from None
         failed_generation = generation_error(doc) if doc is not None else None
         if failed_generation is not None:
             # The provider's failure mid-answer: retried and counted like a 5xx; what it billed for

@@ -80,36 +80,15 @@ def _put(path: Path, data: bytes, fresh: bool = False) -> None:
     System calls are most of what a first report of a large journal spends on its three files a
     run, so each is made once, on descriptors (a Python file object adds an fstat, an ioctl and
     an lseek to every open): the file is opened, not looked up first, and read only when it is
-    a regular file of the same size (`lrc.runtime.filebytes`: a FIFO in its place is replaced,
-    never waited on); its folder is made only when the temporary file cannot be created for want
-    of it (once a run, not once a file); the temporary file is removed only if the write failed.
-    About 6 calls a new file instead of ~24 (strace), the same bytes and the same guarantee.
+    a regular file of the same size (`lrc.runtime.filebytes.holds`: a FIFO in its place is
+    replaced, never waited on); the write is `filebytes.write_replacing` (the temporary file is
+    created anew, never through a link or into a planted FIFO). About 6 calls a new file
+    instead of ~24 (strace), the same bytes and the same guarantee.
     `fresh`: the folder was made just now (`_new_folder`), so there is nothing to compare with."""
     name = os.fspath(path)
     if not fresh and filebytes.holds(name, data):
         return
-    folder, base = os.path.split(name)
-    tmp = os.path.join(folder, f".{base}.{os.getpid()}.tmp")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)  # never through a link
-    try:
-        fd = os.open(tmp, flags, 0o666)
-    except FileNotFoundError:
-        os.makedirs(folder, exist_ok=True)
-        fd = os.open(tmp, flags, 0o666)
-    try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-        finally:
-            os.close(fd)
-        os.replace(tmp, name)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    filebytes.write_replacing(name, data)
 
 
 def _dump(path: Path, value: Any) -> None:

@@ -309,32 +309,17 @@ _MERGE_REF = re.compile(rb'<(?:\w+:)?mergeCell\b[^>]*\bref="([^"]{1,40})"')
 
 def read_file(path: Any) -> bytes:
     """The workbook's bytes: a regular file of at most MAX_WORKBOOK_BYTES, read without waiting on a
-    FIFO or reading a device (ReviewError otherwise)."""
-    import os
-    import stat
+    FIFO or reading a device (`lrc.runtime.filebytes.read_whole`; ReviewError otherwise)."""
+    from lrc.runtime import filebytes
 
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        return filebytes.read_whole(path, limit=MAX_WORKBOOK_BYTES)
+    except filebytes.TooLarge:
+        raise ReviewError(f"{path} holds more than a review workbook can ({MAX_WORKBOOK_BYTES:,} bytes)") from None
+    except filebytes.NotRegular:
+        raise ReviewError(f"{path} is not a regular file (a FIFO, a device or a folder); pass the .xlsx file") from None
     except OSError as exc:
         raise ReviewError(f"cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise ReviewError(f"{path} is not a regular file (a FIFO, a device or a folder); pass the .xlsx file")
-        if st.st_size > MAX_WORKBOOK_BYTES:
-            raise ReviewError(f"{path} holds {st.st_size:,} bytes, more than a review workbook can ({MAX_WORKBOOK_BYTES:,})")
-        chunks, size = [], 0
-        while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            size += len(chunk)
-            if size > MAX_WORKBOOK_BYTES:
-                raise ReviewError(f"{path} holds more than {MAX_WORKBOOK_BYTES:,} bytes, more than a review workbook can")
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
 
 
 def _check_container(data: bytes) -> None:
