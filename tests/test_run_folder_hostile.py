@@ -332,3 +332,48 @@ def test_lrc_categorize_records_pass_the_journal_check():
         assert recorded_problem(plan, SimpleNamespace(categorizations={"k": [{**good, **bad}]})) is not None, bad
     assert recorded_problem({}, SimpleNamespace(categorizations={"k": [good]})) is not None
     assert recorded_problem({}, SimpleNamespace(categorizations={})) is None
+
+
+# -- writing: the temporary file is created anew ------------------------------------------------
+
+@pytest.mark.parametrize("planted", ["fifo", "link", "stale-file"])
+def test_the_temporary_file_of_a_write_is_created_anew_whatever_sits_at_its_name(tmp_path, planted):
+    """`filebytes.write_replacing` (every output and item file): a FIFO planted at the temporary
+    name would have made the write wait forever, a link would have written through it."""
+    target = tmp_path / "trace.json"
+    tmp = tmp_path / f".trace.json.{os.getpid()}.tmp"
+    outside = tmp_path / "outside.txt"
+    outside.write_text("untouched", encoding="utf-8")
+    if planted == "fifo":
+        os.mkfifo(tmp)
+    elif planted == "link":
+        tmp.symlink_to(outside)
+    else:
+        tmp.write_text("left by a killed process of the same pid", encoding="utf-8")
+    done: list[BaseException | None] = []
+
+    def write() -> None:
+        try:
+            filebytes.write_replacing(target, b'{"ok": true}\n')
+            done.append(None)
+        except BaseException as exc:  # noqa: BLE001 - what it raised is the result
+            done.append(exc)
+
+    worker = threading.Thread(target=write, daemon=True)
+    worker.start()
+    worker.join(10)
+    if worker.is_alive():
+        os.close(os.open(tmp, os.O_RDONLY | os.O_NONBLOCK))  # let the waiting open end
+        pytest.fail("the write waited on a FIFO at its temporary name")
+    assert done == [None]
+    assert target.read_bytes() == b'{"ok": true}\n' and not tmp.exists() and not tmp.is_symlink()
+    assert outside.read_text(encoding="utf-8") == "untouched"
+
+
+def test_the_report_writer_replaces_an_output_and_makes_its_folder(tmp_path):
+    from lrc.runtime.report.outputs import _put
+
+    _put(tmp_path / "a" / "b" / "summary.json", b"one")
+    _put(tmp_path / "a" / "b" / "summary.json", b"two")
+    assert (tmp_path / "a" / "b" / "summary.json").read_bytes() == b"two"
+    assert sorted(p.name for p in (tmp_path / "a" / "b").iterdir()) == ["summary.json"]
