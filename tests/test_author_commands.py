@@ -571,3 +571,28 @@ def test_diff_imports_neither_litellm_nor_polars_nor_the_runtime_beyond_the_lock
     names = {line.rsplit("|", 1)[1].strip() for line in res.stderr.splitlines() if line.startswith("import time:") and "|" in line}
     assert not {n for n in names if n.split(".")[0] in ("litellm", "polars")}
     assert not {n for n in names if n.startswith("lrc.runtime.") and not n.startswith("lrc.runtime.lock")}
+
+
+def test_publish_of_a_held_out_edition_rebuilds_from_the_journal_with_the_seed(project: Path, tmp_path: Path) -> None:
+    """`lrc publish` rebuilds a folder's outputs from its journal before reading them; a held-out
+    edition's items (its answer keys) need the seed, so publish asks for it as `lrc report` does."""
+    seed_path = tmp_path / "held.seed"
+    assert run_lrc("seed", "new", "--out", str(seed_path), cwd=project).returncode == 0
+    from lrc.runtime.lock.canonical import digest_bytes
+
+    _held_out_edition(project, digest_bytes("seed", seed_path.read_text(encoding="utf-8").strip().encode("utf-8")))
+    assert run_lrc("compile", cwd=project).returncode == 0
+    lock = project / "generated" / "held" / "plan.lock"
+    out = tmp_path / "out"
+    res = run_lrc("execute", lock, "--out", out, "--seed-file", seed_path, "--models", "lrc/oracle",
+                  "--workloads", "triage.ap-inbox", "--limit", "1", "--no-progress", cwd=project)
+    assert res.returncode == 0, res.stderr
+    res = run_lrc("publish", out, "--history", tmp_path / "h", "--plan", lock, cwd=project)
+    assert res.returncode == 4 and "held-out seed" in res.stderr and "--seed-file" in res.stderr, res.stderr
+    res = run_lrc("publish", out, "--history", tmp_path / "h", "--plan", lock, "--seed-file", seed_path, cwd=project)
+    assert res.returncode == 4 and "partial folders never publish" in res.stderr, res.stderr  # rebuilt with the seed: partial
+    wrong = tmp_path / "wrong.seed"
+    wrong.write_text("not the seed\n", encoding="utf-8")
+    res = run_lrc("publish", out, "--history", tmp_path / "h", "--plan", lock, "--seed-file", wrong, cwd=project)
+    assert res.returncode == 4 and "does not match the locked seed commitment" in res.stderr, res.stderr
+    assert not (tmp_path / "h").exists()
