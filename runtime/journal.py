@@ -95,6 +95,28 @@ def _count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
+RUN_OUTCOMES = frozenset({"answered", "step_cap", "refusal", "no_answer", "invalid_output", "budget_exceeded"})
+"""How a run can end (`lrc.runtime.systems`' RunOutcome, a task's budget): the only words a run
+record's `outcome` holds. Another word ended `lrc report` in an internal error (exit 70)."""
+
+
+def _reuse_problem(origin: Any) -> bool:
+    """Whether a call record's `reused` (`lrc.runtime.response_cache`) lacks what the report
+    reads of it: where the response was paid and what it cost there (a decimal string)."""
+    from decimal import Decimal, InvalidOperation
+
+    if not isinstance(origin, dict) or not all(isinstance(origin.get(k), str) for k in ("plan", "edition", "run", "cost_usd")):
+        return True
+    usage = origin.get("usage")
+    if not _count(origin.get("step")) or not isinstance(usage, dict) or not all(_count(v) for v in usage.values()):
+        return True
+    try:
+        cost = Decimal(origin["cost_usd"])
+    except InvalidOperation:
+        return True
+    return not cost.is_finite() or cost < 0
+
+
 def record_problem(rec: dict[str, Any]) -> str | None:
     """What makes a journal record one lrc could not have written, in the fields the journal
     indexes and the report prices (None when there is nothing wrong there).
@@ -110,8 +132,8 @@ def record_problem(rec: dict[str, Any]) -> str | None:
     if kind in _OF_A_RUN and not isinstance(rec.get("run"), str):
         return "`run` is not text"
     if kind == "run":
-        if not isinstance(rec.get("outcome"), str) or not _count(rec.get("steps", 0)):
-            return "`outcome` is not text or `steps` not a count"
+        if not isinstance(rec.get("outcome"), str) or rec["outcome"] not in RUN_OUTCOMES or not _count(rec.get("steps", 0)):
+            return "`outcome` is not one of " + ", ".join(sorted(RUN_OUTCOMES)) + " or `steps` not a count"
         if not isinstance(rec.get("events", []), list) or not isinstance(rec.get("transcript", []), list):
             return "`events` or `transcript` is not a list"
         if not isinstance(rec.get("answer_text") or "", str) or not isinstance(rec.get("submitted", False), bool):
@@ -131,6 +153,13 @@ def record_problem(rec: dict[str, Any]) -> str | None:
             return "`response` is not an object or `request` not text"
         if not _count(rec.get("attempts", 1)) or not isinstance(rec.get("infra_failures", []), list):
             return "`attempts` is not a count or `infra_failures` not a list"
+        response = rec["response"]
+        if kind == "call" and (not isinstance(response.get("finish_reason", 0), (str, type(None)))
+                               or not isinstance(response.get("refusal", 0), bool)
+                               or not isinstance(response.get("message"), (dict, type(None)))):
+            return "`response` lacks a finish reason (text), a refusal (true/false) or a message (an object)"
+        if kind == "call" and rec.get("reused") and _reuse_problem(rec["reused"]):
+            return "`reused` is not where a reused response was paid (plan, edition, run, step, usage, cost)"
     if kind == "judge" and not isinstance(rec.get("role"), str):
         return "`role` is not text"
     if kind == "infra_exhausted" and not isinstance(rec.get("failures", []), list):

@@ -24,7 +24,8 @@ from lrc.runtime.models import adapter
 
 KEY = "sk-lrc-test-journal-records-7f3a9c2e51"
 USAGE = {"input": 100, "cached_input": 0, "cache_write": 0, "output": 20, "reasoning": 0}
-CALL = {"type": "call", "run": "w|m|s|i|1", "step": 1, "request": "sha256:ab", "response": {"message": {}},
+CALL = {"type": "call", "run": "w|m|s|i|1", "step": 1, "request": "sha256:ab",
+        "response": {"message": {}, "finish_reason": "stop", "refusal": False},
         "usage": USAGE, "attempts": 1, "infra_failures": []}
 
 DAMAGED = {
@@ -53,6 +54,18 @@ DAMAGED = {
     "second-header": {"type": "header", "journal_format": 1, "plan": "sha256:another", "edition": "e"},
     "judge-role-missing": {"type": "judge", "run": "r", "usage": USAGE, "response": {}},
     "exhausted-failures-text": {"type": "infra_exhausted", "run": "r", "failures": "many"},
+    # found by a mutation sweep of a demo journal (2026-12-07): each ended `lrc report` in exit 70
+    "run-outcome-unknown": {"type": "run", "run": "r", "outcome": "weird"},
+    "response-without-finish-reason": {**CALL, "response": {"message": {}, "refusal": False}},
+    "response-refusal-text": {**CALL, "response": {"message": {}, "finish_reason": "stop", "refusal": "no"}},
+    "response-message-number": {**CALL, "response": {"message": 5, "finish_reason": "stop", "refusal": False}},
+    "reused-text": {**CALL, "attempts": 0, "reused": "yes"},
+    "reused-without-edition": {**CALL, "attempts": 0, "reused": {"plan": "sha256:p", "run": "r", "step": 1, "usage": USAGE,
+                                                                 "cost_usd": "0.1"}},
+    "reused-cost-float": {**CALL, "attempts": 0, "reused": {"plan": "sha256:p", "edition": "e", "run": "r", "step": 1,
+                                                            "usage": USAGE, "cost_usd": 0.1}},
+    "reused-cost-negative": {**CALL, "attempts": 0, "reused": {"plan": "sha256:p", "edition": "e", "run": "r", "step": 1,
+                                                               "usage": USAGE, "cost_usd": "-3"}},
 }
 
 
@@ -72,6 +85,9 @@ def test_a_record_lrc_could_not_have_written_is_refused_at_the_load_naming_its_l
 
 
 @pytest.mark.parametrize("record", [CALL, {**CALL, "attempts": 0, "reused": {}}, {**CALL, "step": 25},
+                                    {**CALL, "attempts": 0, "reused": {"plan": "sha256:p", "edition": "e", "run": "r", "step": 2,
+                                                                       "usage": USAGE, "cost_usd": "0.00012", "stored_at": "x"}},
+                                    *({"type": "run", "run": "r", "outcome": o} for o in sorted(journal_module.RUN_OUTCOMES)),
                                     {"type": "run", "run": "r", "outcome": "answered"}, {"type": "session"},
                                     {"type": "judge", "run": "r", "role": "primary", "usage": USAGE, "response": {}},
                                     {"type": "infra_exhausted", "run": "r", "failures": []}, {"type": "note", "x": 1}])
@@ -115,3 +131,9 @@ def test_execute_and_report_refuse_a_folder_whose_journal_holds_such_a_record(st
         assert "Traceback" not in message and "internal error" not in message
     assert stub.count == 0, "nothing is sent for a refused folder"
     assert (out / "journal.jsonl").read_bytes() == before, "nothing is written to a refused journal"
+
+
+def test_every_run_outcome_the_journal_accepts_is_one_the_report_counts():
+    from lrc.runtime.report.aggregate import _OUTCOMES
+
+    assert journal_module.RUN_OUTCOMES <= set(_OUTCOMES)

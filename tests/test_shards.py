@@ -149,8 +149,14 @@ def test_merge_refuses_overlapping_folders_that_disagree(tmp_path, shards, kind,
     changed = copy(shards[0], tmp_path / "changed")
     records = journal_records(changed)
     target = next(r for r in records if r["type"] == kind)
-    if field == "usage":  # other counts: a usage that is no count is refused as damaged (tests/test_journal_records.py)
+    # Other values lrc could have written (a value of the wrong shape is refused as damaged
+    # before any comparison: tests/test_journal_records.py).
+    if field == "usage":
         target[field] = {k: v + 1 for k, v in target[field].items()}
+    elif field == "outcome":
+        target[field] = "no_answer" if target[field] != "no_answer" else "refusal"
+    elif field == "response":
+        target[field] = {**target[field], "message": {"role": "assistant", "content": "tampered"}}
     else:
         target[field] = {"tampered": True} if isinstance(target[field], dict) else "tampered"
     write_journal(changed, records)
@@ -185,7 +191,7 @@ def test_merge_refuses_an_output_folder_holding_another_journal(tmp_path, shards
 # -- combining records, in process -----------------------------------------------------------
 
 def _call(run: str, step: int, reply: str = "ok", **extra) -> dict:
-    return {"type": "call", "run": run, "step": step, "request": f"sha256:{run}{step}", "response": {"message": {"content": reply}},
+    return {"type": "call", "run": run, "step": step, "request": f"sha256:{run}{step}", "response": {"message": {"content": reply}, "finish_reason": "stop", "refusal": False},
             "usage": {"input": 3, "output": 1}, "response_model": "m", "attempts": 1, "infra_failures": [], "latency_ms": 5, **extra}
 
 
