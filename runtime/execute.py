@@ -939,9 +939,14 @@ def _write_outputs(lock, plan, runs, items, modules, journal, out: Path, seed: s
     from lrc.runtime.report import outputs
     from lrc.runtime.review.categorize import recorded_problem
 
+    from lrc.runtime.judging import recorded_judge_problem
+
     problem = recorded_problem(plan, journal)
     if problem is not None:
         raise Refused(f"{out / 'journal.jsonl'}: {problem}: it was not written by `lrc categorize`; nothing was reported")
+    problem = recorded_judge_problem(plan, journal)
+    if problem is not None:
+        raise Refused(f"{out / 'journal.jsonl'}: {problem}: it was not written by this plan's judge step; nothing was reported")
 
     # The forecast of `lrc estimate`, recomputed from the lock by the same code (or remembered from
     # this user's last computation of exactly it), beside the actual cost.

@@ -160,8 +160,12 @@ def record_problem(rec: dict[str, Any]) -> str | None:
             return "`response` lacks a finish reason (text), a refusal (true/false) or a message (an object)"
         if kind == "call" and rec.get("reused") and _reuse_problem(rec["reused"]):
             return "`reused` is not where a reused response was paid (plan, edition, run, step, usage, cost)"
-    if kind == "judge" and not isinstance(rec.get("role"), str):
-        return "`role` is not text"
+    if kind == "judge":
+        if not isinstance(rec.get("role"), str) or not isinstance(rec.get("model"), str):
+            return "`role` or `model` is not text"
+        if not isinstance(rec.get("material", {}), dict) or not isinstance(rec.get("judgment"), (dict, type(None))) \
+                or not isinstance(rec.get("invalid_judgment"), (str, type(None))):
+            return "`material` or `judgment` is not an object, or `invalid_judgment` not text"
     if kind == "infra_exhausted" and not isinstance(rec.get("failures", []), list):
         return "`failures` is not a list"
     return None

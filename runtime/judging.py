@@ -131,6 +131,21 @@ def judge_record(request: Request, run_key: str, res: Any, call_record: Mapping[
 
 # -- the verdict of a judged run (lrc report) ------------------------------------------------
 
+def recorded_judge_problem(plan: Mapping[str, Any], journal) -> str | None:
+    """Why a `judge` record in the journal could not have been written by this plan's judge step
+    (None: every one could): a role the plan gives no judge, or another model than the plan's
+    judge of that role. Such a record was priced at a price the plan does not freeze (an
+    internal error) or would have stood for the plan's judgment."""
+    locked = judge_models.judges(plan)
+    for (run, role), rec in sorted(journal.judges.items()):
+        if role not in locked:
+            return f"the judge record of run {run!r} has role {role[:40]!r}; the plan's judges are {', '.join(sorted(locked)) or 'none'}"
+        if rec.get("model") != locked[role]["id"]:
+            return (f"the {role} judge record of run {run!r} is of model {str(rec.get('model'))[:80]!r}, the plan's {role} "
+                    f"judge is {locked[role]['id']!r}")
+    return None
+
+
 def judged(evaluation: dict[str, Any], workload: Mapping[str, Any], plan: Mapping[str, Any], modules: Mapping[str, ModuleType],
            item: Any, record: Mapping[str, Any] | None, human: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The evaluation of a run of a judged workload: `evaluation` (deterministic, from `grade`)

@@ -56,6 +56,11 @@ DAMAGED = {
     "exhausted-failures-text": {"type": "infra_exhausted", "run": "r", "failures": "many"},
     # found by a mutation sweep of a demo journal (2026-12-07): each ended `lrc report` in exit 70
     "run-outcome-unknown": {"type": "run", "run": "r", "outcome": "weird"},
+    "judge-model-number": {"type": "judge", "run": "r", "role": "primary", "model": 5, "usage": USAGE, "response": {}},
+    "judge-material-text": {"type": "judge", "run": "r", "role": "primary", "model": "m", "usage": USAGE, "response": {},
+                            "material": "x"},
+    "judge-judgment-list": {"type": "judge", "run": "r", "role": "primary", "model": "m", "usage": USAGE, "response": {},
+                            "judgment": [1]},
     "response-without-finish-reason": {**CALL, "response": {"message": {}, "refusal": False}},
     "response-refusal-text": {**CALL, "response": {"message": {}, "finish_reason": "stop", "refusal": "no"}},
     "response-message-number": {**CALL, "response": {"message": 5, "finish_reason": "stop", "refusal": False}},
@@ -89,7 +94,8 @@ def test_a_record_lrc_could_not_have_written_is_refused_at_the_load_naming_its_l
                                                                        "usage": USAGE, "cost_usd": "0.00012", "stored_at": "x"}},
                                     *({"type": "run", "run": "r", "outcome": o} for o in sorted(journal_module.RUN_OUTCOMES)),
                                     {"type": "run", "run": "r", "outcome": "answered"}, {"type": "session"},
-                                    {"type": "judge", "run": "r", "role": "primary", "usage": USAGE, "response": {}},
+                                    {"type": "judge", "run": "r", "role": "primary", "model": "lrc/judge", "usage": USAGE, "response": {},
+                                     "material": {}, "judgment": {"clarity": 3}, "invalid_judgment": None},
                                     {"type": "infra_exhausted", "run": "r", "failures": []}, {"type": "note", "x": 1}])
 def test_what_lrc_writes_passes(record):
     assert journal_module.record_problem(record) is None

@@ -377,3 +377,23 @@ def test_the_report_writer_replaces_an_output_and_makes_its_folder(tmp_path):
     _put(tmp_path / "a" / "b" / "summary.json", b"two")
     assert (tmp_path / "a" / "b" / "summary.json").read_bytes() == b"two"
     assert sorted(p.name for p in (tmp_path / "a" / "b").iterdir()) == ["summary.json"]
+
+
+# -- judge records the plan's judge step could not have written ------------------------------
+
+@pytest.mark.parametrize("change, named", [
+    ({"model": "nope/model"}, "nope/model"),  # was priced at a price the plan does not freeze: exit 70
+    ({"model": 5}, "`model` is not text"),
+    ({"role": "third"}, "third"),
+    ({"material": "x"}, "`material`"),  # was an AttributeError: exit 70
+])
+def test_report_refuses_a_judge_record_the_plans_judge_step_could_not_have_written(small_demo_run, tmp_path, change, named):
+    lock, run = _copy(small_demo_run, tmp_path)
+    lines = (run / "journal.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    i = next(i for i, line in enumerate(lines) if '"type":"judge"' in line)
+    rec = {**json.loads(lines[i]), **change}
+    lines[i] = json.dumps(rec, sort_keys=True, separators=(",", ":")) + "\n"
+    (run / "journal.jsonl").write_text("".join(lines), encoding="utf-8")
+    res = run_lrc("report", lock, "--out", run)
+    assert res.returncode == 4, (res.returncode, res.stderr)
+    assert named in res.stderr and "Traceback" not in res.stderr and "internal error" not in res.stderr
