@@ -3,7 +3,8 @@
 The accounting (Decimal, frozen prices, `lrc.runtime.pricing`):
 
 - **spent** starts with every call already journaled in the output folder (a resume counts
-  what earlier executes paid) and grows by each new call's actual cost;
+  what earlier executes paid; a call answered from the response cache was paid elsewhere and
+  counts nothing) and grows by each new call's actual cost;
 - before a call, its **worst case** is reserved: its input tokens, counted offline by the
   counter of `lrc estimate` (`lrc.runtime.estimate.counter_for`; the reference models' count
   is exact, litellm's count of a real model gets a `INPUT_MARGIN` margin because it only
@@ -62,8 +63,10 @@ class Budget:
                                          f"be kept. Declare max_tokens in its sampling, or run without --budget")
                 cap, source = 0, "its output price is zero, so its output costs nothing"
             self.bounds[model_id] = (cap, source)
+        # A call answered from the response cache (`reused`) was paid by the folder it came from,
+        # not by this budget: a live reuse costs the budget nothing, and neither does its resume.
         self.earlier = sum((call_cost(c["usage"], price_for(self._prices, _model_of(key)))
-                            for (key, _step), c in journal.calls.items()), Decimal(0))
+                            for (key, _step), c in journal.calls.items() if not c.get("reused")), Decimal(0))
         # Judge calls are grading cost, kept out of CPO, but they are spent all the same.
         self.earlier += sum((call_cost(j["usage"], price_for(self._prices, j["model"]))
                              for j in getattr(journal, "judges", {}).values()), Decimal(0))

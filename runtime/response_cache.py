@@ -67,6 +67,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from lrc.runtime import boundedjson
+from lrc.runtime.journal import MAX_TOKENS
 from lrc.runtime.lock.canonical import digest_bytes
 from lrc.runtime.pricing import TOKEN_CLASSES, PricingError, call_cost, decimal_str
 from lrc.runtime.redact import redact_value
@@ -82,6 +83,14 @@ _CLOSE_WAIT_SECONDS = 120
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 _STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+_MAX_ENTRY_CHARS = 64 << 20
+"""The longest payload read: a reply's body is at most 32 MiB (`bounded_http`), so a longer entry
+was never stored by lrc and is a miss before its digest is computed (a 400 MB row cost seconds
+of the event loop's thread)."""
+_MAX_CALL_USD = Decimal(10) ** 6
+"""The most one stored call may have cost: far above any frozen price times the largest usage
+lrc journals, and small enough that every figure derived from it prints (a stored price of
+1E+900000 made the rate card's "paid originally" line an internal error)."""
 _MESSAGE_KEYS = {"role", "content", "tool_calls"}
 _RESPONSE_KEYS = {"message", "finish_reason", "refusal", "invalid"}
 _PAYLOAD_KEYS = {"format", "request", "slot", "response", "usage", "reasoning_billed", "price", "cost_usd",
@@ -163,6 +172,20 @@ def _check_message(message: Any) -> None:
                    and isinstance(fn["name"], str) and isinstance(fn["arguments"], str), "a tool call has the wrong shape")
 
 
+def _surrogate_free(message: Mapping[str, Any]) -> bool:
+    """Whether the message's text holds no lone surrogate, raw or as a JSON escape -- the check a
+    live reply passes (`adapter.lone_surrogate`, on its content and each tool call's id, name and
+    arguments). A live reply holding one is the model's invalid output and never reaches the
+    journal, so never the cache; an entry holding one was not stored by lrc, and reused it ended
+    the next request's digest in an error on every resume of the folder."""
+    from lrc.runtime.models.adapter import lone_surrogate
+
+    texts = [message.get("content") or ""]
+    for c in message.get("tool_calls") or []:
+        texts += [c["id"], c["function"]["name"], c["function"]["arguments"]]
+    return all(lone_surrogate(t) is None for t in texts)
+
+
 def entry_digest(text: str) -> str:
     """The digest a row keeps of its payload text (checked before the text is parsed)."""
     return digest_bytes(_ENTRY_KIND, text.encode("utf-8", "surrogatepass"))
@@ -171,6 +194,7 @@ def entry_digest(text: str) -> str:
 def _decode(request: str, slot_: str, raw_payload: Any, raw_digest: Any, stored_at: Any) -> dict[str, Any]:
     """The row's payload, if it can be trusted; else `_Damaged`."""
     _check(isinstance(raw_payload, str), "the entry is not text")
+    _check(len(raw_payload) <= _MAX_ENTRY_CHARS, "the entry is longer than any reply lrc stores")
     _check(isinstance(raw_digest, str) and raw_digest == entry_digest(raw_payload), "the entry's digest does not match its content")
     try:
         payload = boundedjson.loads(raw_payload)
@@ -185,12 +209,14 @@ def _decode(request: str, slot_: str, raw_payload: Any, raw_digest: Any, stored_
     _check(isinstance(response, dict) and {"message", "finish_reason", "refusal"} <= set(response) <= _RESPONSE_KEYS,
            "the response's fields are wrong")
     _check_message(response["message"])
+    _check(_surrogate_free(response["message"]), "the response holds a lone surrogate (not Unicode text)")
     _check(response["finish_reason"] is None or isinstance(response["finish_reason"], str), "finish_reason is not text")
     _check(isinstance(response["refusal"], bool), "refusal is not a boolean")
     _check("invalid" not in response or isinstance(response["invalid"], str), "invalid is not text")
     usage = payload["usage"]
     _check(isinstance(usage, dict) and set(usage) == set(TOKEN_CLASSES)
-           and all(_is_int(v) and v >= 0 for v in usage.values()), "the usage is not token counts")
+           and all(_is_int(v) and 0 <= v <= MAX_TOKENS for v in usage.values()), "the usage is not token counts "
+           "(zero to the most one call can use)")
     _check(isinstance(payload["reasoning_billed"], bool), "reasoning_billed is not a boolean")
     _check(payload["response_model"] is None or isinstance(payload["response_model"], str), "response_model is not text")
     origin = payload["origin"]
@@ -203,8 +229,8 @@ def _decode(request: str, slot_: str, raw_payload: Any, raw_digest: Any, stored_
     _check(("reasoning" in price) == payload["reasoning_billed"], "reasoning_billed disagrees with the price")
     try:
         cost = Decimal(payload["cost_usd"]) if isinstance(payload["cost_usd"], str) else None
-        _check(cost is not None and cost.is_finite() and cost == call_cost(usage, price),
-               "the stored cost is not the usage at the stored price")
+        _check(cost is not None and cost.is_finite() and 0 <= cost <= _MAX_CALL_USD and cost == call_cost(usage, price),
+               "the stored cost is not the usage at the stored price, or beyond what one call can cost")
     except (InvalidOperation, PricingError) as exc:
         raise _Damaged(f"the stored cost cannot be checked ({exc})") from None
     return payload
@@ -227,6 +253,9 @@ class ResponseCache:
         self.hits = 0
         self.stored = 0
         self.unsplittable = 0
+        self.unpriceable = 0  # stored responses using a token class this lock does not price
+        self.replaced = 0  # damaged rows replaced by the response paid in their place
+        self._damaged_keys: set[tuple[str, str]] = set()  # (request, slot) of rows found damaged at a lookup
         self.damaged = 0
         self.first_damage: str | None = None
         self.write_error: str | None = None
@@ -334,30 +363,42 @@ class ResponseCache:
         try:
             payload = _decode(request, key, *row)
         except _Damaged as exc:
-            self._damage(str(exc))
+            self._damage(str(exc), (request, key))
             return None
         except (ValueError, TypeError, KeyError, AttributeError, ArithmeticError, RecursionError) as exc:
-            self._damage(f"the entry cannot be read ({type(exc).__name__})")
+            self._damage(f"the entry cannot be read ({type(exc).__name__})", (request, key))
             return None
         usage = _usage_here(payload["usage"], payload["reasoning_billed"], "reasoning" in model["price"])
         if usage is None:
             self.unsplittable += 1
+            return None
+        try:  # every token class it used must be one this edition prices (a live reply's check, split_usage)
+            call_cost(usage, model["price"])
+        except (PricingError, InvalidOperation):
+            self.unpriceable += 1
             return None
         self.hits += 1
         return Hit(response=payload["response"], usage=usage, response_model=payload["response_model"],
                    origin=payload["origin"], origin_usage=payload["usage"], origin_cost_usd=payload["cost_usd"],
                    stored_at=row[2])
 
-    def _damage(self, reason: str) -> None:
+    def _damage(self, reason: str, key: tuple[str, str] | None = None) -> None:
         self.damaged += 1
         if self.first_damage is None:
             self.first_damage = reason
+        if key is not None:  # the response paid in its place replaces it (`_write_loop`)
+            with self._count_lock:
+                self._damaged_keys.add(key)
 
     # -- writing -------------------------------------------------------------------------------
 
     def store(self, record: Mapping[str, Any], item_id: str, repetition: int, model: Mapping[str, Any]) -> None:
         """Queue one journaled, paid call (a `call` record of this execute's plan) for storing."""
-        if model.get("reference") or record.get("reused") or self.write_error is not None:
+        if model.get("reference") or record.get("reused"):
+            return
+        if self.write_error is not None:  # storing stopped: counted, so the report says how many were not stored
+            with self._count_lock:
+                self.unstored += 1
             return
         if self._writer is None:
             self._writer = threading.Thread(target=self._write_loop, name="lrc-response-cache", daemon=True)
@@ -425,11 +466,20 @@ class ResponseCache:
                         self.unstored += 1
                 if conn is None:
                     conn = self._connect()
+                with self._count_lock:
+                    damaged = set(self._damaged_keys)
+                # A row found damaged at a lookup is replaced by the response paid in its place
+                # (else it stayed, and its call was paid again on every run); any other row that
+                # exists is kept as it is: the first response stored for a request is the cache's.
+                replace = [r for r in rows if (r[0], r[1]) in damaged]
+                keep = [r for r in rows if (r[0], r[1]) not in damaged]
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     before = conn.total_changes
                     conn.executemany("INSERT OR IGNORE INTO responses (request, slot, payload, digest, stored_at) "
-                                     "VALUES (?, ?, ?, ?, ?)", rows)
+                                     "VALUES (?, ?, ?, ?, ?)", keep)
+                    conn.executemany("INSERT OR REPLACE INTO responses (request, slot, payload, digest, stored_at) "
+                                     "VALUES (?, ?, ?, ?, ?)", replace)
                     added = conn.total_changes - before
                     conn.execute("COMMIT")
                 except BaseException:
@@ -437,6 +487,8 @@ class ResponseCache:
                     raise
                 with self._count_lock:
                     self.stored += added
+                    self.replaced += len(replace)
+                    self._damaged_keys -= {(r[0], r[1]) for r in replace}
             except Exception as exc:  # noqa: BLE001 - the journal has every response: storing stops, the run goes on
                 self.write_error = f"{type(exc).__name__}: {exc}" if not isinstance(exc, sqlite3.Error) else str(exc)
                 self.unstored += len(batch)
@@ -460,6 +512,12 @@ class ResponseCache:
         if not (self.lookups or self.stored or self.unstored or self.write_error):
             return []
         lines = [f"response cache {self.folder}: {self.hits} call(s) answered from the cache, {self.stored} response(s) stored"]
+        if self.replaced:
+            lines.append(f"  {self.replaced} damaged entr{'y was' if self.replaced == 1 else 'ies were'} replaced by the "
+                         f"response paid in {'its' if self.replaced == 1 else 'their'} place")
+        if self.unpriceable:
+            lines.append(f"  {self.unpriceable} stored response(s) were not reused: they used a token class this edition does "
+                         f"not price (the calls were made)")
         if self.unsplittable:
             lines.append(f"  {self.unsplittable} stored response(s) were not reused: their origin's price folded reasoning tokens "
                          f"into output and this edition prices them apart (the calls were made)")

@@ -301,7 +301,7 @@ def test_no_api_key_is_written_to_the_cache(tmp_path):
     cache.close()
 
 
-@pytest.mark.parametrize("content", ["lone \ud800 surrogate", "accents é, 漢字 and emoji 🧾", "nul \x00 byte"])
+@pytest.mark.parametrize("content", ["accents é, 漢字 and emoji 🧾", "nul \x00 byte", "an escaped pair \\ud83e\\uddfe is text"])
 def test_any_text_a_model_sent_is_stored_and_read_back_exactly(tmp_path, content):
     fill(tmp_path, [(call(1, content), "I1", 1)])
     cache = ResponseCache(tmp_path, PLAN_B, "local.v2")
@@ -435,3 +435,106 @@ def test_cache_sampled_without_a_cache_is_an_options_error():
 
     with pytest.raises(OptionsError, match="--cache-sampled needs --cache"):
         from_request({"cache_sampled": True})
+
+
+# -- found by a probe of hostile caches (2026-12-07): consistent entries lrc could not have stored ----
+
+def _reforge(folder: Path, change) -> tuple[str, str]:
+    """Rewrite the one row as a forger who knows the scheme would: the change applied, the cost
+    recomputed at the stored price, the digest recomputed. (request, slot) of the row."""
+    from lrc.runtime.pricing import call_cost, decimal_str
+
+    (req, slot_, payload, _, _), = rows(folder)
+    entry = json.loads(payload)
+    change(entry)
+    entry["cost_usd"] = decimal_str(call_cost(entry["usage"], entry["price"]))
+    text = json.dumps(entry)
+    with sqlite3.connect(folder / FILE_NAME) as db:
+        db.execute("UPDATE responses SET payload = ?, digest = ?", (text, entry_digest(text)))
+    return req, slot_
+
+
+@pytest.mark.parametrize("name, change", [
+    # journaled, it made the folder unreadable: the journal refuses usage over the adapter's bound
+    ("usage beyond one call", lambda e: e["usage"].update(output=2_000_000_000)),
+    # reused into an agentic run, the next request's digest failed on it (exit 70, on every resume)
+    ("raw lone surrogate", lambda e: e["response"]["message"].update(content="ok\ud800")),
+    ("escaped lone surrogate", lambda e: e["response"]["message"].update(content='{"a": "\\ud800"}')),
+    ("surrogate in tool arguments", lambda e: e["response"]["message"].update(
+        tool_calls=[{"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"a": "\\udc00"}'}}])),
+    # its origin cost made the rate card's "paid originally" line an internal error
+    ("huge stored price", lambda e: e["price"].update(input="1E+900000")),
+])
+def test_a_consistent_entry_lrc_could_not_have_stored_is_a_miss(tmp_path, name, change):
+    fill(tmp_path, [(call(1), "I1", 1)])
+    req, _ = _reforge(tmp_path, change)
+    cache = ResponseCache(tmp_path, PLAN_B, "local.v2")
+    assert cache.lookup(req, "I1", 1, MODEL) is None
+    assert cache.damaged == 1 and cache.hits == 0
+    cache.close()
+
+
+def test_a_stored_response_using_a_token_class_this_edition_does_not_price_is_not_reused(tmp_path):
+    """A genuine entry of an edition that priced cache writes, looked up by one that does not:
+    reused, its tokens could not be priced here (exit 70 on every report). A miss, said once."""
+    origin_model = {**MODEL, "price": {**PRICE, "cache_write": "3.75"}}
+    fill(tmp_path, [(call(1, usage={"input": 100, "cached_input": 0, "cache_write": 10, "output": 30, "reasoning": 0}), "I1", 1)],
+         model=origin_model)
+    cache = ResponseCache(tmp_path, PLAN_B, "local.v2")
+    assert cache.lookup(request(1), "I1", 1, MODEL) is None
+    assert cache.unpriceable == 1 and cache.damaged == 0
+    assert any("token class this edition does not price" in line for line in cache.report())
+    assert cache.lookup(request(1), "I1", 1, origin_model) is not None  # an edition that prices it reuses it
+    cache.close()
+
+
+def test_every_response_not_stored_after_storing_stopped_is_counted(tmp_path):
+    cache = ResponseCache(tmp_path, PLAN_A, "local.v1")
+    with sqlite3.connect(tmp_path / FILE_NAME) as db:
+        db.execute("DROP TABLE responses")
+    cache.store(call(0), "I0", 1, MODEL)
+    cache.close()
+    assert cache.write_error is not None
+    # Storing stopped (as when the database turned read-only): each later paid call is counted.
+    cache = ResponseCache(tmp_path / "again", PLAN_A, "local.v1")
+    cache.write_error = "attempt to write a readonly database"
+    for n in range(6):
+        cache.store(call(n), f"I{n}", 1, MODEL)
+    cache.close()
+    assert cache.unstored == 6
+    assert any("6 response(s) were not stored" in line for line in cache.report())
+
+
+def test_a_damaged_row_is_replaced_by_the_response_paid_in_its_place(tmp_path):
+    fill(tmp_path, [(call(1), "I1", 1), (call(2), "I2", 1)])
+    with sqlite3.connect(tmp_path / FILE_NAME) as db:
+        db.execute("UPDATE responses SET digest = 'sha256:0' WHERE request = ?", (request(1),))
+    cache = ResponseCache(tmp_path, PLAN_B, "local.v2")
+    assert cache.lookup(request(1), "I1", 1, MODEL) is None and cache.damaged == 1
+    cache.store(call(1, content="paid again"), "I1", 1, MODEL)  # the call made in its place
+    cache.store(call(2, content="another answer"), "I2", 1, MODEL)  # a healthy row is never replaced
+    cache.close()
+    assert cache.replaced == 1 and any("1 damaged entry was replaced" in line for line in cache.report())
+    again = ResponseCache(tmp_path, PLAN_B, "local.v3")
+    assert again.lookup(request(1), "I1", 1, MODEL).response["message"]["content"] == "paid again"
+    assert again.lookup(request(2), "I2", 1, MODEL).response["message"]["content"] == "ok"
+    assert again.damaged == 0
+    again.close()
+
+
+def test_a_reused_call_journaled_by_an_earlier_execute_costs_the_budget_nothing():
+    """The folder's earlier calls count as spent, except those answered from the cache (paid by
+    the folder they came from): a resume under --budget refused work a fresh execute did."""
+    from decimal import Decimal
+    from types import SimpleNamespace
+
+    from lrc.runtime.budget import Budget
+
+    model = {**MODEL, "sampling": {"temperature": 0, "max_tokens": 100}}
+    plan = {"models": {"openai/m": model}}
+    paid, reused = call(1), {**call(2), "attempts": 0, "reused": {"plan": PLAN_A, "edition": "e", "run": "r", "step": 1}}
+    journal = SimpleNamespace(calls={(paid["run"], 1): paid, (reused["run"].replace("I1", "I2"), 1): reused}, judges={})
+    budget = Budget(Decimal("1"), plan, journal)
+    from lrc.runtime.pricing import call_cost
+
+    assert budget.earlier == call_cost(paid["usage"], PRICE)
