@@ -160,3 +160,20 @@ def write_replacing(name: str | os.PathLike, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+def put_output(name: str | os.PathLike, data: bytes) -> None:
+    """A file the user named on the command line (`--out`, `--html-out`): written whole through
+    `write_replacing`, so never through a link planted at the temporary name, never half. What
+    sits at the name must be a regular file or a link (the link is replaced, its target left as
+    it is); a device, a FIFO, a socket or a folder there is NotRegular, nothing written: renamed
+    over by root, /dev/null became a regular file and every later `> /dev/null` on the machine
+    filled it."""
+    try:
+        st = os.lstat(name)
+    except FileNotFoundError:
+        pass
+    else:
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+            raise NotRegular(f"{os.fspath(name)} is not a regular file (a device, a FIFO or a folder); name a new file")
+    write_replacing(name, data)

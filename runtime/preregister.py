@@ -33,8 +33,9 @@ def preregister_cli(lock_path: Path, out: Path | None) -> int:
         print(page, end="")
         return EXIT_OK
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(page, encoding="utf-8")
+        from lrc.runtime import filebytes
+
+        filebytes.put_output(out, page.encode("utf-8"))  # never through a link, never over a device or FIFO
     except OSError as exc:
         _say(f"lrc preregister: cannot write {out}: {exc.strerror or exc}")
         return EXIT_UNUSABLE  # as `lrc report --html-out`: the output place is unusable, the lock was fine

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import tarfile
 import threading
 import time
@@ -19,6 +20,7 @@ import polars as pl
 import pytest
 
 from helpers.project import lrc_env, run_lrc
+from support import REPO
 from lrc.runtime import filebytes
 
 
@@ -397,3 +399,48 @@ def test_report_refuses_a_judge_record_the_plans_judge_step_could_not_have_writt
     res = run_lrc("report", lock, "--out", run)
     assert res.returncode == 4, (res.returncode, res.stderr)
     assert named in res.stderr and "Traceback" not in res.stderr and "internal error" not in res.stderr
+
+
+# -- files the user names: never renamed over a device, a FIFO or a folder --------------------
+
+def _special(path: Path, kind: str) -> None:
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    else:  # a character device like /dev/null (making one needs root)
+        if os.geteuid() != 0:
+            pytest.skip("making a device node needs root")
+        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "device"])
+def test_put_output_refuses_a_device_fifo_or_folder_at_the_name_and_replaces_a_link(tmp_path, kind):
+    target = tmp_path / "out.bin"
+    _special(target, kind)
+    before = os.lstat(target)
+    with pytest.raises(filebytes.NotRegular, match="not a regular file"):
+        filebytes.put_output(target, b"data")
+    after = os.lstat(target)
+    assert stat.S_IFMT(after.st_mode) == stat.S_IFMT(before.st_mode) and after.st_ino == before.st_ino
+    link, victim = tmp_path / "link.bin", tmp_path / "victim.txt"
+    victim.write_text("untouched", encoding="utf-8")
+    link.symlink_to(victim)
+    filebytes.put_output(link, b"data")
+    assert not link.is_symlink() and link.read_bytes() == b"data" and victim.read_text(encoding="utf-8") == "untouched"
+
+
+@pytest.mark.parametrize("command", ["package", "review-export", "preregister", "html-out"])
+def test_commands_that_write_a_named_file_refuse_a_device_instead_of_replacing_it(small_demo_run, tmp_path, command):
+    """Run as root, `lrc package --out /dev/null` renamed a regular file over /dev/null."""
+    lock, run = _copy(small_demo_run, tmp_path)
+    target = tmp_path / "target"
+    _special(target, "device" if os.geteuid() == 0 else "fifo")
+    args = {"package": ("package", run, "--out", target, "--plan", lock),
+            "review-export": ("review", "export", run, "--out", target, "--plan", lock),
+            "preregister": ("preregister", REPO / "generated" / "demo" / "plan.lock", "--out", target),  # a lock with tasks
+            "html-out": ("report", lock, "--html", "--html-out", target)}[command]
+    res = run_lrc(*args, timeout=120)
+    assert res.returncode in (4, 6), (res.returncode, res.stderr)
+    assert "not a regular file" in res.stderr and "Traceback" not in res.stderr
+    assert not stat.S_ISREG(os.lstat(target).st_mode)

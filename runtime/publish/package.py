@@ -319,16 +319,12 @@ def build(run_dir: Path, out: Path, plan_path: Path | None = None, seed_file: Pa
     members["MODEL_CARD.md"] = texts.model_card(lock, summary, members, hashed).encode("utf-8")
     members["MANIFEST.json"] = _canonical(manifest(members, lock, prefix, summary, hashed))
     data = _tar_bytes(members, prefix)
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    from lrc.runtime import filebytes
+
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(data)
-        os.replace(tmp, out)
+        filebytes.put_output(out, data)
     except OSError as exc:
-        raise PackageError(f"cannot write {out}: {exc.strerror}") from None
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+        raise PackageError(f"cannot write {out}: {exc.strerror or exc}") from None
     return Built(out, len(members), len(data), prefix, skipped)
 
 

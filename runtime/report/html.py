@@ -577,9 +577,10 @@ def preregister_cli(lock_path: Path, html_out: Path | None) -> int:
     if html_out is None:
         sys.stdout.write(page)
         return EXIT_OK
+    from lrc.runtime import filebytes
+
     try:
-        html_out.parent.mkdir(parents=True, exist_ok=True)
-        html_out.write_text(page, encoding="utf-8")
+        filebytes.put_output(html_out, page.encode("utf-8"))
     except OSError as exc:
         _say(f"lrc report: cannot write {html_out}: {exc.strerror or exc}")
         return EXIT_UNUSABLE

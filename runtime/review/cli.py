@@ -124,10 +124,10 @@ def export_cli(run_dir: Path, out: Path, plan_path: Path | None = None, seed_fil
             if not chosen.rows:
                 raise ReviewError(f"{run_dir} has no judged runs to review (no primary judge record of a judged workload)")
             data = wbk.write(wbk.build(plan, journal, chosen))
+        from lrc.runtime import filebytes
+
         try:
-            tmp = out.with_name(f".{out.name}.tmp")
-            tmp.write_bytes(data)
-            tmp.replace(out)
+            filebytes.put_output(out, data)
         except OSError as exc:
             raise Unusable(f"cannot write {out}: {exc.strerror or exc}") from exc
     except ReviewError as exc:
