@@ -32,6 +32,7 @@ The compile path imports neither litellm nor polars nor the runtime: `execute`, 
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from pathlib import Path
@@ -628,11 +629,16 @@ def _not_a_lock(path: Path, command: str) -> int | None:
         lock = path / "plan.lock"
         what, edition, root = f"{_shown(path)} is a folder", None, None
     else:
-        try:
-            with open(path, "rb") as fh:
-                head = fh.read(65536)
+        from lrc.runtime import filebytes
+
+        try:  # without blocking: a FIFO given as the lock is the lock loader's to refuse, never waited on
+            fd, _ = filebytes.open_regular(path, None)
+            try:
+                head = os.read(fd, 65536)
+            finally:
+                os.close(fd)
         except OSError:
-            return None  # missing or unreadable: the lock loader words it
+            return None  # missing, unreadable or not a regular file: the lock loader words it
         text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
         kind = re.search(r"(?m)^kind:[ \t]*['\"]?([A-Za-z-]+)", text)
         if text.lstrip().startswith("{") or not (kind or path.suffix.lower() in (".yaml", ".yml")):
@@ -758,27 +764,63 @@ COMMANDS = {"compile": _cmd_compile, "bump": _cmd_bump, "diff": _cmd_diff, "rend
             "publish": _cmd_publish}
 
 
+def _not_utf8(argv: list[str]) -> str | None:
+    """The first command-line argument that is not UTF-8 text (bytes Python decoded as lone
+    surrogates), shown escaped; None when all are. Such text reached the journal (a `--note` of
+    `lrc categorize`, an `--api-base` in a session record) and every later report of the folder
+    ended in an internal error: it is refused before anything runs."""
+    for arg in argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            return arg.encode("utf-8", "backslashreplace").decode("ascii", "backslashreplace")[:200]
+    return None
+
+
+_PATH_ERRNOS = {errno.ENAMETOOLONG: "a file name is too long", errno.ELOOP: "a path goes round a loop of symbolic links"}
+
+
 def main(argv: list[str] | None = None) -> int:
+    bad = _not_utf8(sys.argv[1:] if argv is None else argv)
+    if bad is not None:
+        print(f"lrc: an argument is not UTF-8 text: {bad!r}; lrc takes UTF-8 text and file names", file=sys.stderr)
+        return EXIT_USAGE
     args = _parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
     except KeyboardInterrupt:
         print("lrc: interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:
+        if exc.errno not in _PATH_ERRNOS:
+            return _internal(exc)
+        # A path given on the command line that no file can have: the user's to fix, not a bug.
+        where = f": {exc.filename}"[:300] if exc.filename else ""
+        print(f"lrc: {_PATH_ERRNOS[exc.errno]}{where}; nothing was written", file=sys.stderr)
+        return EXIT_USAGE
+    except RuntimeError as exc:
+        if "Symlink loop" not in str(exc):  # pathlib's resolve(strict=False) of a loop
+            return _internal(exc)
+        print(f"lrc: {_PATH_ERRNOS[errno.ELOOP]} ({str(exc)[:300]}); nothing was written", file=sys.stderr)
+        return EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - the last line of defence: a traceback is a bug
         from lrc.compiler.pipeline import ProjectNotFound
 
         if isinstance(exc, ProjectNotFound):
             print(f"lrc: {exc}", file=sys.stderr)
             return EXIT_USAGE
-        if os.environ.get("LRC_TRACEBACK"):
-            raise
-        from lrc.runtime.redact import build_redactor  # an exception's text may hold an echoed API key
+        return _internal(exc)
 
-        detail = build_redactor()(f"{type(exc).__name__}: {exc}")[:2000]
-        print(f"lrc: internal error (this is a bug in lrc): {detail}\n"
-              f"     rerun with LRC_TRACEBACK=1 to see where, and report it.", file=sys.stderr)
-        return EXIT_INTERNAL
+
+def _internal(exc: BaseException) -> int:
+    if os.environ.get("LRC_TRACEBACK"):
+        raise exc
+    from lrc.runtime.redact import build_redactor  # an exception's text may hold an echoed API key
+
+    detail = build_redactor()(f"{type(exc).__name__}: {exc}")[:2000]
+    print(f"lrc: internal error (this is a bug in lrc): {detail}\n"
+          f"     rerun with LRC_TRACEBACK=1 to see where, and report it.", file=sys.stderr)
+    return EXIT_INTERNAL
 
 
 if __name__ == "__main__":  # pragma: no cover

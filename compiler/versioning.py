@@ -92,8 +92,9 @@ class Ledger:
                 continue
             try:
                 rec = json.loads(raw)
-                ok = isinstance(rec, dict) and {"kind", "id", "version", "digest"} <= rec.keys() and isinstance(rec["version"], int)
-            except json.JSONDecodeError:
+                ok = isinstance(rec, dict) and {"kind", "id", "version", "digest"} <= rec.keys() and isinstance(rec["version"], int) \
+                    and all(isinstance(rec[k], str) for k in ("kind", "id", "digest"))
+            except (json.JSONDecodeError, RecursionError):  # a line nested a million deep is malformed, not a crash
                 ok = False
             if not ok:
                 diags.error("LRC5006", "malformed ledger line", path=LEDGER, line=n, column=1,

@@ -72,13 +72,21 @@ def _say(message: str) -> None:
 
 # -- loading and verification --------------------------------------------------------------
 
+LOCK_LIMIT = 1 << 30
+"""The largest plan.lock read (an edition with 1,000-item workloads inlines every prompt: tens of MB)."""
+
+
 def load_verified(lock_path: Path) -> dict[str, Any]:
     from lrc.runtime.verify import verify
 
-    try:
-        data = lock_path.read_bytes()
+    from lrc.runtime import filebytes
+
+    try:  # a regular file of a sane size: never a FIFO (waited on) or /dev/zero (read without end)
+        data = filebytes.read_whole(lock_path, limit=LOCK_LIMIT)
+    except filebytes.NotRegular as exc:
+        raise Refused(f"cannot use {lock_path}: {exc}") from None
     except OSError as exc:
-        raise Refused(f"cannot read {lock_path}: {exc.strerror}") from exc
+        raise Refused(f"cannot read {lock_path}: {exc.strerror or exc}") from exc
     try:
         lock = lockformat.loads(data)
     except lockformat.LockError as exc:
@@ -97,10 +105,16 @@ def resolve_seed(plan: dict[str, Any], seed_file: Path | None) -> str:
         return seed["value"]
     if seed_file is None:
         raise Refused("this edition has a held-out seed: pass --seed-file with the seed whose commitment is locked")
-    try:
-        value = seed_file.read_text(encoding="utf-8").strip()
+    from lrc.runtime import filebytes
+
+    try:  # a seed file is a line of text: a FIFO, a device or a huge file is not one
+        value = filebytes.read_whole(seed_file, limit=1 << 16).decode("utf-8").strip()
+    except filebytes.NotRegular as exc:
+        raise Refused(f"cannot read the seed file {seed_file}: {exc}") from None
+    except UnicodeDecodeError:
+        raise Refused(f"cannot read the seed file {seed_file}: it is not UTF-8 text") from None
     except OSError as exc:
-        raise Refused(f"cannot read the seed file {seed_file}: {exc.strerror}") from exc
+        raise Refused(f"cannot read the seed file {seed_file}: {exc.strerror or exc}") from exc
     if digest_bytes("seed", value.encode("utf-8")) != seed["commitment"]:
         raise Refused(f"{seed_file} does not match the locked seed commitment {seed['commitment']}")
     return value
@@ -601,8 +615,11 @@ def _journal_identity(path: Path) -> dict[str, Any] | None:
     cost seconds). None if it cannot be read."""
     import hashlib
 
+    from lrc.runtime import filebytes
+
     try:
-        with open(path, "rb") as fh:
+        fd, size = filebytes.open_regular(path, None)  # a FIFO is no journal: never waited on
+        with os.fdopen(fd, "rb") as fh:
             st = os.fstat(fh.fileno())
             fh.seek(max(0, st.st_size - _TAIL_BYTES))
             tail = hashlib.sha256(fh.read()).hexdigest()
@@ -617,10 +634,10 @@ _STAMPED_OUTPUTS = ("summary.json", "rate-card.md", "cells.csv", "cells.parquet"
 def _file_digest(path: Path) -> str | None:
     import hashlib
 
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
+    from lrc.runtime import filebytes
+
+    data = filebytes.read_regular(path)  # None for a FIFO or a device in an output's place
+    return None if data is None else hashlib.sha256(data).hexdigest()
 
 
 def _stamp_key(lock: dict[str, Any], out: Path, selection: Any) -> dict[str, Any]:
@@ -667,9 +684,16 @@ def up_to_date(lock: dict[str, Any], out: Path, selection: Any):
     write the same bytes: `lrc report` and a resume with nothing to do skip it (no journal
     parse, no item generation, no grading, no litellm). Traces under runs/ are not re-read;
     delete `out/.lrc-outputs.json` to force a rebuild (e.g. after deleting trace files)."""
+    from lrc.runtime import filebytes
+
+    # A stamp is a small regular file lrc wrote; anything else (a FIFO, a device, a deep or huge
+    # planted one) is no stamp: the outputs are rebuilt.
+    raw = filebytes.read_regular(out / STAMP, limit=1 << 20)
+    if raw is None:
+        return None
     try:
-        stamp = json.loads((out / STAMP).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        stamp = json.loads(raw)
+    except (ValueError, RecursionError):
         return None
     if not isinstance(stamp, dict) or any(stamp.get(k) != v for k, v in _stamp_key(lock, out, selection).items()):
         return None
@@ -713,6 +737,29 @@ def _selection(options: "RunOptions") -> Any:
     return tuple(getattr(options, name, None) for name in ("models", "workloads", "limit", "shard"))
 
 
+_OUTPUT_NAMES = ("summary.json", "cells.csv", "cells.parquet", "rate-card.md", "report.html", "forecast-vs-actual.md",
+                 "reliability-report.md")
+
+
+def out_place_problem(lock_path: Path, out: Path) -> None:
+    """Unusable when `out` cannot hold a run without destroying something: a folder inside the
+    project's generated/ or specs/ (the next `lrc compile` rewrites generated/ and deleted the
+    run's journal and outputs), or an existing folder without a journal that already holds files
+    named as lrc's outputs (an operator's own report.html, summary.json: they were overwritten)."""
+    generated = lock_path.resolve().parent.parent
+    target = out.resolve()
+    if generated.name == "generated":
+        for managed in (generated, generated.parent / "specs"):
+            if target == managed or target.is_relative_to(managed):
+                raise Unusable(f"--out {out} is inside {managed}, which `lrc compile` manages: the next compile would "
+                               f"delete the run; use a folder outside generated/ and specs/ (e.g. runs/<name>)")
+    if out.is_dir() and not (out / "journal.jsonl").exists():
+        taken = [name for name in _OUTPUT_NAMES if (out / name).exists()]
+        if taken:
+            raise Unusable(f"--out {out} has no journal but already holds {', '.join(taken)}: they would be overwritten; "
+                           f"use a new folder (or the folder of the run they belong to)")
+
+
 def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
     from lrc.runtime import budget
     from lrc.runtime import items as item_gen
@@ -730,6 +777,7 @@ def run(lock_path: Path, out: Path, options: "RunOptions") -> int:
     if (out / "erratum.json").is_file():  # its tables are corrected ones (lrc.runtime.errata): never run into it
         raise Refused(f"{out} is a folder regraded by an erratum (erratum.json): it is never executed into; "
                       f"run `lrc report PLAN.lock --out {out}` to rebuild it, or execute into the original folder")
+    out_place_problem(lock_path, out)
     lock = load_verified(lock_path)
     plan = lock["plan"]
     from lrc.runtime.lock import judges as judge_models

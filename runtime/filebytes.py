@@ -162,13 +162,33 @@ def write_replacing(name: str | os.PathLike, data: bytes) -> None:
         raise
 
 
-def put_output(name: str | os.PathLike, data: bytes) -> None:
+open_regular = _open_regular  # for readers that stream a file (a package) rather than read it whole
+
+
+class IsAnInput(OSError):
+    """The file named as an output is one the command reads (its plan.lock, a run folder's
+    journal): writing it would destroy the input."""
+
+
+def put_output(name: str | os.PathLike, data: bytes, inputs: tuple[str | os.PathLike, ...] = (),
+               inside: tuple[str | os.PathLike, ...] = ()) -> None:
     """A file the user named on the command line (`--out`, `--html-out`): written whole through
     `write_replacing`, so never through a link planted at the temporary name, never half. What
     sits at the name must be a regular file or a link (the link is replaced, its target left as
     it is); a device, a FIFO, a socket or a folder there is NotRegular, nothing written: renamed
     over by root, /dev/null became a regular file and every later `> /dev/null` on the machine
-    filled it."""
+    filled it. `inputs`: files the command reads (the plan.lock), `inside`: folders it reads (a
+    run folder): the output may be none of them, nor lie in them (IsAnInput) -- `--html-out` the
+    lock itself replaced the lock with a page, a review workbook written as journal.jsonl
+    destroyed the run."""
+    target = os.path.realpath(name)
+    for given in inputs:
+        if os.path.exists(given) and os.path.realpath(given) == target:
+            raise IsAnInput(f"{os.fspath(name)} is {os.fspath(given)}, which this command reads; name a new file")
+    for folder in inside:
+        root = os.path.realpath(folder)
+        if target == root or target.startswith(root.rstrip(os.sep) + os.sep):
+            raise IsAnInput(f"{os.fspath(name)} is inside {os.fspath(folder)}, the folder this command reads; write it elsewhere")
     try:
         st = os.lstat(name)
     except FileNotFoundError:

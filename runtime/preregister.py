@@ -35,7 +35,7 @@ def preregister_cli(lock_path: Path, out: Path | None) -> int:
     try:
         from lrc.runtime import filebytes
 
-        filebytes.put_output(out, page.encode("utf-8"))  # never through a link, never over a device or FIFO
+        filebytes.put_output(out, page.encode("utf-8"), inputs=(lock_path,))  # never the lock, a link, a device or FIFO
     except OSError as exc:
         _say(f"lrc preregister: cannot write {out}: {exc.strerror or exc}")
         return EXIT_UNUSABLE  # as `lrc report --html-out`: the output place is unusable, the lock was fine

@@ -444,3 +444,104 @@ def test_commands_that_write_a_named_file_refuse_a_device_instead_of_replacing_i
     assert res.returncode in (4, 6), (res.returncode, res.stderr)
     assert "not a regular file" in res.stderr and "Traceback" not in res.stderr
     assert not stat.S_ISREG(os.lstat(target).st_mode)
+
+
+# -- found by a probe of odd command-line paths (2026-12-07) -----------------------------------
+
+def test_an_output_option_naming_the_lock_or_a_file_of_the_run_folder_is_refused(small_demo_run, tmp_path):
+    lock, run = _copy(small_demo_run, tmp_path)
+    plan = tmp_path / "plan.lock"
+    shutil.copyfile(lock, plan)
+    before = plan.read_bytes(), (run / "journal.jsonl").read_bytes()
+    for args in (("report", plan, "--html", "--html-out", plan),
+                 ("review", "export", run, "--out", plan, "--plan", plan),
+                 ("review", "export", run, "--out", run / "journal.jsonl", "--plan", plan),
+                 ("package", run, "--out", plan, "--plan", plan)):
+        res = run_lrc(*args, timeout=120)
+        assert res.returncode in (4, 6), (args, res.returncode, res.stderr)
+        assert ("which this command reads" in res.stderr or "inside" in res.stderr) and "Traceback" not in res.stderr, res.stderr
+    assert (plan.read_bytes(), (run / "journal.jsonl").read_bytes()) == before
+
+
+@pytest.mark.parametrize("where", ["generated", "outputs-without-journal"])
+def test_execute_refuses_an_out_folder_whose_files_it_would_destroy(tmp_path, where):
+    project = tmp_path / "project"
+    for name in ("specs", "schemas", "generated"):
+        shutil.copytree(REPO / name, project / name)
+    lock = project / "generated" / "demo" / "plan.lock"
+    if where == "generated":
+        out = project / "generated" / "demo"
+    else:
+        out = tmp_path / "notes"
+        out.mkdir()
+        (out / "report.html").write_text("the operator's own page", encoding="utf-8")
+    before = sorted(p.name for p in out.iterdir())
+    res = run_lrc("execute", lock, "--out", out, "--models", "lrc/oracle", "--workloads", "triage.ap-inbox", "--limit", "1",
+                  "--no-progress")
+    assert res.returncode == 6, res.stderr
+    assert ("lrc compile" in res.stderr if where == "generated" else "would be overwritten" in res.stderr), res.stderr
+    assert sorted(p.name for p in out.iterdir()) == before
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_lock_a_seed_file_or_a_package_that_is_not_a_regular_file_is_refused_without_a_wait(tmp_path, kind):
+    odd = tmp_path / "odd"
+    if kind == "fifo":
+        os.mkfifo(odd)
+    else:
+        odd.symlink_to("/dev/zero")
+    held = REPO / "generated" / "2026-12" / "plan.lock"
+    for args in (("estimate", odd), ("report", odd, "--html"), ("verify", odd),
+                 ("estimate", held, "--seed-file", odd)):
+        res = run_lrc(*args, timeout=60)
+        assert res.returncode in (1, 4), (args, res.returncode, res.stderr)
+        assert "not a regular file" in res.stderr and "Traceback" not in res.stderr and "internal error" not in res.stderr, res.stderr
+
+
+def test_a_seed_file_that_is_not_utf8_is_refused(tmp_path):
+    seed = tmp_path / "bad.seed"
+    seed.write_bytes(b"\xff\xfe")
+    res = run_lrc("estimate", REPO / "generated" / "2026-12" / "plan.lock", "--seed-file", seed)
+    assert res.returncode == 4 and "not UTF-8" in res.stderr and "internal error" not in res.stderr, res.stderr
+
+
+def test_arguments_that_are_not_utf8_or_no_file_can_have_are_usage_errors(small_demo_run, tmp_path):
+    import subprocess
+    import sys
+
+    lock, run = _copy(small_demo_run, tmp_path)
+    journal = (run / "journal.jsonl").read_bytes()
+    key = json.loads(next(line for line in journal.splitlines() if b'"type":"run"' in line))["run"]
+    # bytes that are not UTF-8, as a shell passes them (subprocess: the zygote takes text only)
+    res = subprocess.run([sys.executable, "-m", "lrc.compiler.cli", "categorize", str(run), "--run", key, "--primary", "x",
+                          "--note", b"bad \xff note", "--plan", str(lock)], capture_output=True, text=True, timeout=120,
+                         env=lrc_env())
+    assert res.returncode == 2 and "not UTF-8" in res.stderr, res.stderr
+    assert (run / "journal.jsonl").read_bytes() == journal
+    long_name = tmp_path / ("x" * 300)
+    for args in (("estimate", long_name), ("report", lock, "--out", long_name)):
+        res = run_lrc(*args, timeout=120)
+        assert res.returncode in (2, 4), (args, res.returncode, res.stderr)
+        assert "internal error" not in res.stderr and "Traceback" not in res.stderr, res.stderr
+
+
+@pytest.mark.parametrize("stamp", ["fifo", "deep"])
+def test_a_planted_outputs_stamp_is_no_stamp(small_demo_run, tmp_path, stamp):
+    lock, run = _copy(small_demo_run, tmp_path)
+    if stamp == "fifo":
+        os.mkfifo(run / ".lrc-outputs.json")
+    else:
+        (run / ".lrc-outputs.json").write_text("[" * 100_000, encoding="utf-8")
+    res = run_lrc("report", lock, "--out", run, timeout=120)
+    assert res.returncode in (0, 6), res.stderr  # rebuilt (0); a FIFO where the stamp is rewritten: unusable, said so
+    assert "internal error" not in res.stderr and "Traceback" not in res.stderr, res.stderr
+
+
+def test_a_ledger_line_nested_a_million_deep_is_a_malformed_line(tmp_path):
+    project = tmp_path / "project"
+    for name in ("specs", "schemas", "generated"):
+        shutil.copytree(REPO / name, project / name)
+    with open(project / "generated" / "ledger.jsonl", "a", encoding="utf-8") as fh:
+        fh.write("[" * 1_000_000 + "\n")
+    res = run_lrc("compile", "--check", cwd=project, timeout=120)
+    assert res.returncode == 1 and "LRC5006" in res.stdout + res.stderr and "internal error" not in res.stderr, res.stderr

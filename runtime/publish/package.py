@@ -322,7 +322,7 @@ def build(run_dir: Path, out: Path, plan_path: Path | None = None, seed_file: Pa
     from lrc.runtime import filebytes
 
     try:
-        filebytes.put_output(out, data)
+        filebytes.put_output(out, data, inputs=(lock_path,), inside=(run_dir,))
     except OSError as exc:
         raise PackageError(f"cannot write {out}: {exc.strerror or exc}") from None
     return Built(out, len(members), len(data), prefix, skipped)
@@ -375,10 +375,16 @@ class _Capped(io.RawIOBase):
 
 
 def _stream(path: Path, limits: Limits):
-    try:
-        fh = open(path, "rb")
+    from lrc.runtime import filebytes
+
+    try:  # opened without blocking, a regular file only: a FIFO given as the package was waited on
+        fd, _ = filebytes.open_regular(path, None)
+        os.set_blocking(fd, True)
+        fh = os.fdopen(fd, "rb")
+    except filebytes.NotRegular as exc:
+        raise ArchiveRefused(f"cannot read {path}: {exc}") from None
     except OSError as exc:
-        raise ArchiveRefused(f"cannot read {path}: {exc.strerror}") from None
+        raise ArchiveRefused(f"cannot read {path}: {exc.strerror or exc}") from None
     if fh.read(2) != b"\x1f\x8b":
         fh.close()
         raise ArchiveRefused(f"{path} is not a gzip file; a package is the tar.gz `lrc package` writes")

@@ -580,7 +580,7 @@ def preregister_cli(lock_path: Path, html_out: Path | None) -> int:
     from lrc.runtime import filebytes
 
     try:
-        filebytes.put_output(html_out, page.encode("utf-8"))
+        filebytes.put_output(html_out, page.encode("utf-8"), inputs=(lock_path,))
     except OSError as exc:
         _say(f"lrc report: cannot write {html_out}: {exc.strerror or exc}")
         return EXIT_UNUSABLE

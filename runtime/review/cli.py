@@ -127,7 +127,7 @@ def export_cli(run_dir: Path, out: Path, plan_path: Path | None = None, seed_fil
         from lrc.runtime import filebytes
 
         try:
-            filebytes.put_output(out, data)
+            filebytes.put_output(out, data, inputs=(locate_plan(run_dir, plan_path),), inside=(run_dir,))
         except OSError as exc:
             raise Unusable(f"cannot write {out}: {exc.strerror or exc}") from exc
     except ReviewError as exc:
