@@ -179,8 +179,13 @@ def test_report_reads_a_read_only_folder_without_opening_the_journal_for_writing
 @pytest.mark.parametrize("damage", ["item-json", "answer-key"])
 def test_items_of_another_plan_without_a_journal_are_refused_with_exit_4(lock, clean, tmp_path, stub, damage):
     out = tmp_path / "out"
-    copy_run(clean, out)  # a finished run of this lock, whose journal is then lost
+    copy_run(clean, out)  # a finished run of this lock, whose journal and outputs are then lost
     (out / "journal.jsonl").unlink()
+    res = execute(lock, out)  # its outputs without their journal: never overwritten (execute.out_place_problem)
+    clear(res, 6, "would be overwritten")
+    for name in ("summary.json", "cells.csv", "cells.parquet", "rate-card.md", "report.html", "forecast-vs-actual.md",
+                 "reliability-report.md"):
+        (out / name).unlink(missing_ok=True)
     name = "item.json" if damage == "item-json" else "answer_key.json"
     victim = sorted((out / "items").rglob(name))[0]
     victim.write_bytes(victim.read_bytes().replace(b"AP-B", b"XX-B", 1) + b" ")
