@@ -211,6 +211,12 @@ def _file(name: str) -> tarfile.TarInfo:
     return tarfile.TarInfo(name)
 
 
+def _manifest_of(prefix: str, paths: list[str]) -> tuple[tarfile.TarInfo, dict[str, bytes]]:
+    """A first member `<prefix>/MANIFEST.json` listing `paths` (the shape `lrc package` writes)."""
+    name = f"{prefix}/MANIFEST.json"
+    return _file(name), {name: json.dumps({"members": [{"path": p} for p in paths]}).encode()}
+
+
 def _link(name: str, target: str, kind: bytes) -> tarfile.TarInfo:
     info = tarfile.TarInfo(name)
     info.type, info.linkname = kind, target
@@ -223,10 +229,12 @@ def _link(name: str, target: str, kind: bytes) -> tarfile.TarInfo:
     ([_link("p/run/summary.json", "/etc/passwd", tarfile.SYMTYPE)], "symbolic link"),
     ([_link("p/run/summary.json", "p/MANIFEST.json", tarfile.LNKTYPE)], "hard link"),
     ([_link("p/dev", "", tarfile.CHRTYPE)], "device"),
-    ([_file("p/a"), _file("q/b")], "outside the package folder"),
-], ids=["traversal", "absolute", "symlink", "hardlink", "device", "two-roots"])
+    ([_manifest_of("p", ["a"])[0], _file("q/b")], "outside the package folder"),
+    ([_file("p/run/summary.json"), _file("p/MANIFEST.json")], "its first member is 'p/run/summary.json', not MANIFEST.json"),
+], ids=["traversal", "absolute", "symlink", "hardlink", "device", "two-roots", "manifest-not-first"])
 def test_hostile_members_are_refused_before_extraction(tmp_path, entries, message):
-    archive = _tar(tmp_path / "h.tar.gz", entries, {e.name: b"x" for e in entries})
+    listing = json.dumps({"members": [{"path": e.name.split("/", 1)[-1]} for e in entries]}).encode()
+    archive = _tar(tmp_path / "h.tar.gz", entries, {e.name: listing if e.name.endswith("/MANIFEST.json") else b"x" for e in entries})
     dest = tmp_path / "dest"
     dest.mkdir()
     with pytest.raises(pkg.ArchiveRefused, match=message.replace("(", r"\(")):
@@ -251,8 +259,9 @@ def test_decompression_bombs_are_refused(tmp_path):
     assert (tmp_path / "zeros.tar.gz").stat().st_size < 20_000
     with pytest.raises(pkg.ArchiveRefused, match="decompression bomb"):
         pkg.scan(tmp_path / "zeros.tar.gz", limits)
-    # Many members.
-    _tar(tmp_path / "many.tar.gz", [_file(f"p/{i}") for i in range(60)], {f"p/{i}": b"x" for i in range(60)})
+    # Many members, every one listed.
+    first, listing = _manifest_of("p", [str(i) for i in range(60)])
+    _tar(tmp_path / "many.tar.gz", [first, *(_file(f"p/{i}") for i in range(60))], {**listing, **{f"p/{i}": b"x" for i in range(60)}})
     with pytest.raises(pkg.ArchiveRefused, match="more than 50 members"):
         pkg.scan(tmp_path / "many.tar.gz", limits)
     # A gzip stream that never ends in a tar: capped, never read to the end.
@@ -262,6 +271,28 @@ def test_decompression_bombs_are_refused(tmp_path):
         gz.write(info.tobuf(tarfile.PAX_FORMAT) + bytes(3 << 20))
     with pytest.raises(pkg.ArchiveRefused, match="decompression bomb|over the"):
         pkg.scan(tmp_path / "stream.tar.gz", pkg.Limits(members=50, member_bytes=8 << 20, total_bytes=1 << 20))
+
+
+@pytest.mark.parametrize("manifest", [
+    b'{"members": [{"path": "run/summary.json"}]}',  # lists one file; thousands follow
+    b"not json", b"[" * 100_000 + b"]" * 100_000, b'{"members": 7}', b'{"members": [{"path": 7}]}', b'{"members": [{}]}',
+], ids=["lists-one", "not-json", "deep", "not-a-list", "path-not-text", "no-path"])
+def test_members_the_manifest_does_not_list_are_refused_at_the_first_before_extraction(tmp_path, manifest):
+    """An archive of many stray files (600,000 empty ones took 153 s to extract, then "differs",
+    exit 1): refused as it streams by, at the first member its MANIFEST.json does not list, or at
+    a manifest that lists nothing readable -- nothing is written."""
+    strays = [f"p/run/runs/r{i}/trace.json" for i in range(3000)]
+    archive = _tar(tmp_path / "strays.tar.gz", [_file("p/MANIFEST.json"), _file("p/run/summary.json"), *map(_file, strays)],
+                   {"p/MANIFEST.json": manifest, "p/run/summary.json": b"{}"})
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    expected = "'p/run/runs/r0/trace.json' is not listed in MANIFEST.json" if manifest.startswith(b'{"members": [{"path": "run') \
+        else "MANIFEST.json is not a package manifest|lists a member path that is not text"
+    with pytest.raises(pkg.ArchiveRefused, match=expected):
+        pkg.extract(archive, dest)
+    assert list(dest.iterdir()) == []
+    res = run_lrc("verify", archive)
+    assert res.returncode == 4 and "refused" in res.stderr and "Traceback" not in res.stderr, res.stderr
 
 
 def test_verify_cli_refuses_damaged_and_hostile_archives_without_a_traceback(tmp_path):

@@ -28,8 +28,10 @@ format), the gzip header has mtime 0 and no file name, and nothing reads the clo
 
 A package is hostile input to whoever opens it. `extract` refuses, before writing anything,
 absolute names, `..`, anything but regular files (symlinks, hard links, devices, folders),
-duplicate names, oversized or too many members, and it caps the bytes decompressed, so a
-decompression bomb stops at the cap rather than at the disk's end.
+duplicate names, oversized or too many members, an archive whose first member is not its
+MANIFEST.json and any member that manifest does not list (each refused as it streams by, so
+an archive of 600,000 stray files stops at the first), and it caps the bytes decompressed,
+so a decompression bomb stops at the cap rather than at the disk's end.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Iterator
 
 PACKAGE_FORMAT = 1
+MANIFEST = "MANIFEST.json"  # the first member of every package: the list every other member is checked against
 REDACTION_MARKER = b"[REDACTED:"
 """What `lrc.runtime.redact` puts where a secret was (`[REDACTED:<NAME>]`)."""
 
@@ -254,7 +257,9 @@ def _tar_bytes(members: dict[str, bytes], prefix: str) -> bytes:
     raw = io.BytesIO()
     with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as gz:
         with tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
-            for name, data in sorted(members.items()):
+            # MANIFEST.json first (it sorts first anyway): a reader checks every later member
+            # against it as the archive streams by (`scan`).
+            for name, data in sorted(members.items(), key=lambda kv: (kv[0] != MANIFEST, kv[0])):
                 info = tarfile.TarInfo(f"{prefix}/{name}")
                 info.size, info.mtime, info.mode = len(data), 0, 0o644
                 info.uid = info.gid = 0
@@ -317,7 +322,7 @@ def build(run_dir: Path, out: Path, plan_path: Path | None = None, seed_file: Pa
     prefix = f"{plan['edition']['ref']}-{lock['root_digest'].split(':')[-1][:12]}"
     members["README.md"] = texts.readme(lock, prefix).encode("utf-8")
     members["MODEL_CARD.md"] = texts.model_card(lock, summary, members, hashed).encode("utf-8")
-    members["MANIFEST.json"] = _canonical(manifest(members, lock, prefix, summary, hashed))
+    members[MANIFEST] = _canonical(manifest(members, lock, prefix, summary, hashed))
     data = _tar_bytes(members, prefix)
     from lrc.runtime import filebytes
 
@@ -353,6 +358,7 @@ class Limits:
     member_bytes: int = 4 << 30
     total_bytes: int = 32 << 30
     name_chars: int = 1024
+    manifest_bytes: int = 256 << 20  # a 100,000-run package lists ~300,000 members in ~60 MB
 
 
 class _Capped(io.RawIOBase):
@@ -452,11 +458,44 @@ def _members(tar: tarfile.TarFile, limits: Limits) -> Iterator[tarfile.TarInfo]:
         raise ArchiveRefused(f"the archive is damaged: {exc}") from None
 
 
+def _listed(tar: tarfile.TarFile, info: tarfile.TarInfo, limits: Limits) -> set[str]:
+    """The member paths the package's MANIFEST.json lists; `info` must be that file, the
+    archive's first member (`_tar_bytes` writes it first)."""
+    if info.name.split("/", 1)[1] != MANIFEST:
+        raise ArchiveRefused(f"its first member is {info.name[:200]!r}, not {MANIFEST}: this is not a package `lrc package` "
+                             f"wrote; refusing the archive")
+    if info.size > limits.manifest_bytes:
+        raise ArchiveRefused(f"{MANIFEST} declares {info.size:,} bytes, over the {limits.manifest_bytes:,}-byte limit")
+    try:
+        data = tar.extractfile(info).read()  # type: ignore[union-attr]
+        doc = json.loads(data)
+        listed = {entry["path"] for entry in doc["members"]}
+    except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
+        raise ArchiveRefused(f"the archive is damaged: {exc}") from None
+    except (ValueError, RecursionError, KeyError, TypeError) as exc:
+        raise ArchiveRefused(f"{MANIFEST} is not a package manifest ({type(exc).__name__}); refusing the archive") from None
+    if not all(isinstance(p, str) for p in listed):
+        raise ArchiveRefused(f"{MANIFEST} lists a member path that is not text; refusing the archive")
+    return listed
+
+
 def scan(path: Path, limits: Limits = Limits()) -> list[tuple[str, int]]:
-    """(name, size) of every member, every header checked; nothing is written."""
+    """(name, size) of every member, every header checked; nothing is written.
+
+    The first member must be the package's MANIFEST.json and every later one listed in it: an
+    archive of members `lrc package` did not pack (600,000 empty files, say) is refused at the
+    first of them, as it streams by, instead of being extracted whole and then found to differ."""
     fh, tar = _stream(path, limits)
+    found: list[tuple[str, int]] = []
+    listed: set[str] | None = None
     with fh, tar:
-        found = [(info.name, info.size) for info in _members(tar, limits)]
+        for info in _members(tar, limits):
+            if listed is None:
+                listed = _listed(tar, info, limits)
+            elif info.name.split("/", 1)[1] not in listed:
+                raise ArchiveRefused(f"member {info.name[:200]!r} is not listed in {MANIFEST}: not a file `lrc package` "
+                                     f"packed; refusing the archive")
+            found.append((info.name, info.size))
     if not found:
         raise ArchiveRefused(f"{path} holds no files")
     return found

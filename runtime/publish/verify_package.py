@@ -4,8 +4,8 @@ offline, from the package alone, and compare each with the published value.
 In order, each step reporting what differs rather than stopping at the first problem:
 
 1. **Archive**: the tar.gz is hostile input: every header is checked before anything is
-   written (`package.extract`); then every member against MANIFEST.json (sha256, size, and no
-   member missing or unlisted).
+   written (`package.extract`: a member MANIFEST.json does not list is refused there); then
+   every member against MANIFEST.json (sha256, size, and no listed member missing).
 2. **Lock**: the packaged plan.lock's own digests (a changed price names its section), and the
    journal's plan digest against it.
 3. **Code**: the packaged source files against the lock's per-file digests and fingerprints
