@@ -74,19 +74,41 @@ def _encode(rec: dict[str, Any]) -> str:
     """The record as one JSON line that is valid UTF-8: a string holding a lone surrogate (not
     Unicode text; the adapter refuses model replies with one, this is the last guard) is
     escaped (`\\ud800`), so the line is written and reads back to the same record."""
-    line = boundedjson.dumps(rec, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    line = boundedjson.dumps(rec, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     if not line.isascii():
         try:
             line.encode("utf-8")
         except UnicodeEncodeError:
-            line = boundedjson.dumps(rec, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+            line = boundedjson.dumps(rec, sort_keys=True, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
     return line
+
+
+def encode_line(rec: dict[str, Any]) -> str:
+    """A journal line as lrc writes it (for `lrc merge`, which writes journals of its own)."""
+    return _encode(rec)
+
+
+def decode_line(line: str) -> Any:
+    """A journal line's value as the journal reads it: ValueError (NaN, Infinity, not JSON) or
+    RecursionError for a line lrc did not write."""
+    return _DECODER.decode(line)
 
 
 #: The token classes a call's usage holds (adapter.split_usage).
 USAGE_CLASSES = frozenset({"input", "cached_input", "cache_write", "output", "reasoning"})
 #: Record types whose `run` names the run they belong to.
 _OF_A_RUN = frozenset({"call", "run", "judge", "adjudication", "categorization", "infra_exhausted"})
+RECORD_TYPES = frozenset({"header", "session", *_OF_A_RUN})
+"""Every kind of record lrc writes in a journal of JOURNAL_FORMAT (a new kind is a new format)."""
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
+"""The journal's reader: `json.loads` takes NaN and Infinity, which lrc never writes (its
+encoder refuses them) -- a line holding one was not written by lrc."""
 #: The most tokens of one class a call can hold (adapter.MAX_TOKENS_PER_CALL, which refuses more at the reply).
 MAX_TOKENS = 1_000_000_000
 _MAX_TOKENS = MAX_TOKENS  # (the name the journal's checks use)
@@ -130,6 +152,8 @@ def record_problem(rec: dict[str, Any]) -> str | None:
     kind = rec.get("type")
     if kind == "header":
         return "a second header: another journal's lines were appended to this one"
+    if not isinstance(kind, str) or kind not in RECORD_TYPES:
+        return "`type` is not a kind of record lrc writes (" + ", ".join(sorted(RECORD_TYPES - {"header"})) + ")"
     if kind in _OF_A_RUN and not isinstance(rec.get("run"), str):
         return "`run` is not text"
     if kind == "run":
@@ -257,9 +281,9 @@ class Journal:
             raise JournalError(f"{self.path} is empty; remove it to start over")
         for n, line in enumerate(lines, start=1):
             try:
-                rec = json.loads(line)
+                rec = decode_line(line)
             except (ValueError, RecursionError) as exc:
-                reason = exc.msg if isinstance(exc, json.JSONDecodeError) else type(exc).__name__
+                reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc) if isinstance(exc, ValueError) else type(exc).__name__
                 raise JournalError(f"{self.path}:{n}: damaged journal line ({reason}); it was not written by lrc") from None
             if not isinstance(rec, dict):
                 raise JournalError(f"{self.path}:{n}: damaged journal line (not an object); it was not written by lrc")

@@ -24,16 +24,14 @@ them again at any time. DIR may be new, empty, or one of the FOLDERs (merge into
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from lrc.runtime import boundedjson
 from lrc.runtime.execute import (EXIT_REFUSED, EXIT_UNUSABLE, Refused, Unusable, _finish, _os_problem, _OutLock, _say,
                                  _say_partial, _write_outputs, import_modules, load_verified, plan_runs, resolve_seed)
-from lrc.runtime.journal import JOURNAL_FORMAT, Journal, JournalError, record_problem
+from lrc.runtime.journal import JOURNAL_FORMAT, Journal, JournalError, decode_line, encode_line, record_problem
 
 #: The fields of a call record that are the measurement; the rest is how it was operated.
 CALL_CONTENT = ("run", "step", "request", "response", "usage", "response_model")
@@ -47,8 +45,8 @@ _SHOWN = 5  # disagreements listed before "and N more"
 
 
 def _encode(rec: dict[str, Any]) -> str:
-    """A journal line, encoded as `lrc.runtime.journal` encodes it."""
-    return boundedjson.dumps(rec, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    """A journal line, encoded by `lrc.runtime.journal` (a lone surrogate escaped, no NaN)."""
+    return encode_line(rec)
 
 
 def read_journal(folder: Path, plan_digest: str) -> list[dict[str, Any]]:
@@ -73,7 +71,7 @@ def read_journal(folder: Path, plan_digest: str) -> list[dict[str, Any]]:
     records: list[dict[str, Any]] = []
     for n, line in enumerate(lines, start=1):
         try:
-            rec = json.loads(line)
+            rec = decode_line(line)
         except (ValueError, RecursionError):
             raise Refused(f"{path}:{n}: damaged journal line; it was not written by lrc") from None
         if not isinstance(rec, dict):

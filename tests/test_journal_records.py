@@ -71,6 +71,12 @@ DAMAGED = {
                                                             "usage": USAGE, "cost_usd": 0.1}},
     "reused-cost-negative": {**CALL, "attempts": 0, "reused": {"plan": "sha256:p", "edition": "e", "run": "r", "step": 1,
                                                                "usage": USAGE, "cost_usd": "-3"}},
+    # a probe (2026-12-07): read and ignored before -- lrc writes neither
+    "type-unknown": {"type": "note", "x": 1},
+    "type-missing": {"run": "r", "outcome": "answered"},
+    "type-number": {"type": 3},
+    "nan": {**CALL, "latency_ms": float("nan")},
+    "infinity": {"type": "session", "concurrency": float("inf")},
 }
 
 
@@ -96,9 +102,22 @@ def test_a_record_lrc_could_not_have_written_is_refused_at_the_load_naming_its_l
                                     {"type": "run", "run": "r", "outcome": "answered"}, {"type": "session"},
                                     {"type": "judge", "run": "r", "role": "primary", "model": "lrc/judge", "usage": USAGE, "response": {},
                                      "material": {}, "judgment": {"clarity": 3}, "invalid_judgment": None},
-                                    {"type": "infra_exhausted", "run": "r", "failures": []}, {"type": "note", "x": 1}])
+                                    {"type": "infra_exhausted", "run": "r", "failures": []}])
 def test_what_lrc_writes_passes(record):
     assert journal_module.record_problem(record) is None
+
+
+def test_a_value_json_cannot_hold_is_written_as_a_marker_and_the_journal_reads_back(tmp_path):
+    """The reader refuses NaN and Infinity, so the writer must never write them: a float lrc was
+    handed that JSON cannot hold is journaled as a marker string, and the journal still loads."""
+    path = tmp_path / "journal.jsonl"
+    journal = Journal(path, "sha256:plan", "e")
+    journal.append({**CALL, "latency_ms": float("nan"), "queue_ms": float("-inf")})
+    journal.close()
+    assert b"NaN" not in path.read_bytes() and b"Infinity" not in path.read_bytes()
+    again = Journal(path, "sha256:plan", "e", readonly=True)
+    call = again.calls[(CALL["run"], 1)]
+    assert call["latency_ms"] == "<nan is not a JSON number>" and call["queue_ms"] == "<-inf is not a JSON number>"
 
 
 def test_the_journals_token_bound_is_the_adapters():
