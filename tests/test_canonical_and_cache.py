@@ -164,3 +164,25 @@ def test_a_spec_with_an_error_of_its_own_is_never_cached_and_cross_checks_always
     second = compile_project(root)
     assert "LRC6003" in [d.code for d in first.diagnostics.items]
     assert second.cache_hits == n and second.diagnostics.sorted() == first.diagnostics.sorted()
+
+
+def test_a_key_file_that_is_a_fifo_or_a_device_is_no_key_never_a_wait(tmp_path: Path, monkeypatch):
+    """`LRC_CACHE_KEY_FILE` naming a FIFO hung `lrc compile` (waiting for a writer); /dev/zero ran
+    out of memory. Neither is a key: the caches are cold, the compile the same."""
+    import os
+
+    from lrc.runtime.lock import sealing
+
+    fifo = tmp_path / "key.fifo"
+    os.mkfifo(fifo)
+    for named in (fifo, Path("/dev/zero"), tmp_path):  # a FIFO, an endless device, a folder
+        monkeypatch.setenv("LRC_CACHE_KEY_FILE", str(named))
+        assert sealing.secret() is None
+    short = tmp_path / "short.key"
+    short.write_bytes(b"too short")
+    monkeypatch.setenv("LRC_CACHE_KEY_FILE", str(short))
+    assert sealing.secret() is None  # a key file of fewer than 32 bytes is no key either
+    monkeypatch.setenv("LRC_CACHE_KEY_FILE", str(fifo))
+    root = _project(tmp_path / "p")
+    assert not compile_project(root).diagnostics.has_errors
+    assert not (root / ".lrc-cache").exists() or not _cache_files(root)  # nothing sealed without a key

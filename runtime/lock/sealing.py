@@ -32,29 +32,38 @@ def key_file() -> Path:
     return cache_home() / "cache.key"
 
 
-def secret() -> bytes | None:
-    """The per-user sealing key, created on first use (0600); None if it cannot be had."""
-    path = key_file()
+KEY_BYTES = 32
+_READ_LIMIT = 4096  # a key file is 32 bytes; `LRC_CACHE_KEY_FILE=/dev/zero` is no key, not a MemoryError
+
+
+def _read_key(path: Path) -> bytes | None:
+    """The key file's bytes, read without blocking and from a regular file only: a FIFO named by
+    `LRC_CACHE_KEY_FILE` hung `lrc compile` (waiting for a writer), /dev/zero ran out of memory."""
+    from lrc.runtime import filebytes
+
     try:
-        data = path.read_bytes()
-        if len(data) >= 32:
-            return data
-    except OSError:
-        pass
+        data = filebytes.read_whole(path, _READ_LIMIT)
+    except OSError:  # missing, unreadable, not a regular file, over the limit
+        return None
+    return data if len(data) >= KEY_BYTES else None
+
+
+def secret() -> bytes | None:
+    """The per-user sealing key, created on first use (0600); None if it cannot be had (the
+    caches are then cold, never wrong)."""
+    path = key_file()
+    if (data := _read_key(path)) is not None:
+        return data
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as fh:
-            fh.write(secrets.token_bytes(32))
+            fh.write(secrets.token_bytes(KEY_BYTES))
     except FileExistsError:
-        pass  # another process made it first: read theirs
+        pass  # another process made it first (or something that is not a key file is there): read it
     except OSError:
         return None
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    return data if len(data) >= 32 else None
+    return _read_key(path)
 
 
 def seal(key: bytes, payload: bytes) -> bytes:
