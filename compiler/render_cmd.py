@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,10 +54,13 @@ class Rendered:
 
 
 def editions_with_locks(root: Path) -> list[str]:
+    """Every edition with something at generated/<edition>/plan.lock -- whatever it is: a FIFO
+    or a link there is the lock loader's to refuse (exit 4), never a reason to render another
+    edition without a word (a FIFO demo lock silently rendered 2026-12)."""
     base = root / "generated"
     if not base.is_dir():
         return []
-    return sorted(p.name for p in base.iterdir() if p.is_dir() and (p / "plan.lock").is_file())
+    return sorted(p.name for p in base.iterdir() if p.is_dir() and os.path.lexists(p / "plan.lock"))
 
 
 def pick_edition(root: Path, edition: str | None) -> str:

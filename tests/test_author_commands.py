@@ -509,6 +509,25 @@ def test_render_with_several_editions_needs_edition_unless_demo(project: Path) -
     assert res.returncode == 2 and "--edition" in res.stderr
 
 
+@pytest.mark.parametrize("planted", ["fifo", "dangling-link", "folder"])
+def test_a_demo_lock_that_is_not_a_file_is_refused_never_another_edition_rendered(project: Path, planted: str) -> None:
+    """A probe (2026-12-07): with generated/demo/plan.lock a FIFO, `lrc render` silently rendered
+    the other compiled edition. Whatever sits at the demo's lock, it is the demo's lock to refuse."""
+    shutil.copytree(project / "generated/demo", project / "generated/other")
+    lock = project / "generated/demo/plan.lock"
+    lock.unlink()
+    if planted == "fifo":
+        os.mkfifo(lock)
+    elif planted == "dangling-link":
+        lock.symlink_to(project / "nowhere.lock")
+    else:
+        lock.mkdir()
+    res = run_lrc("render", "triage.ap-inbox", "--system", "single-shot", cwd=project, timeout=60)
+    assert res.returncode == 4, res.stdout + res.stderr
+    assert "generated/demo/plan.lock" in res.stderr and "Traceback" not in res.stderr
+    assert "generated/other" not in res.stdout + res.stderr
+
+
 # -- seed new, pricing snapshot ----------------------------------------------------------------------------
 
 def test_seed_new_writes_a_private_file_prints_its_commitment_and_never_overwrites(project: Path) -> None:
