@@ -1091,8 +1091,6 @@ def report_cli(lock_path: Path, out: Path | None, html: bool = False, html_out: 
         from lrc.runtime.report.html import preregister_cli
 
         return preregister_cli(lock_path, html_out)
-    from lrc.runtime import items as item_gen
-    from lrc.runtime.journal import Journal, JournalError
     from lrc.runtime.redact import build_redactor
 
     if (out / "erratum.json").is_file():  # a folder regraded by errata: rebuilt as `lrc regrade` built it
@@ -1115,19 +1113,9 @@ def report_cli(lock_path: Path, out: Path | None, html: bool = False, html_out: 
 
             say_published(lock["root_digest"], out)
             return _finish("lrc report", current)
-        try:
-            journal = Journal(out / "journal.jsonl", lock["root_digest"], plan["edition"]["ref"], readonly=True)
-        except JournalError as exc:
-            raise Refused(str(exc)) from exc
-        except OSError as exc:
-            raise Refused(f"cannot read {out / 'journal.jsonl'}: {_os_problem(exc)}") from exc
         if seed is None:
             raise Refused("a held-out edition's report needs its items; rerun `lrc execute` with --seed-file")
-        items = item_gen.generate(plan, seed)
-        runs = plan_runs(plan, items)
-        _no_links(out)  # the folder may come from elsewhere: nothing is written through a link in it
-        summary = _write_outputs(lock, plan, runs, items, import_modules(plan), journal, out, seed)
-        write_stamp(lock, out, _selection(None), summary, len(runs))
+        summary = rebuild_outputs(lock_path, lock, out)  # the folder may come from elsewhere: no link is written through
     except Refused as exc:
         _say(redact(f"lrc report: {exc}"))
         return EXIT_REFUSED

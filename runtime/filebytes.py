@@ -60,8 +60,9 @@ class TooLarge(NotRegular):
     """A regular file over the reader's limit (or one that grew over it while read)."""
 
 
-def _open_regular(path: str | os.PathLike, limit: int | None) -> tuple[int, int]:
-    """(fd, size) of the regular file at `path`, opened without blocking; NotRegular otherwise.
+def open_regular(path: str | os.PathLike, limit: int | None) -> tuple[int, int]:
+    """(fd, size) of the regular file at `path`, opened without blocking; NotRegular otherwise
+    (for readers that stream a file, a package or a lock, rather than read it whole).
     FileNotFoundError and the other OSErrors of the open pass through."""
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     try:
@@ -79,7 +80,7 @@ def _open_regular(path: str | os.PathLike, limit: int | None) -> tuple[int, int]
 def read_whole(path: str | os.PathLike, limit: int | None = None) -> bytes:
     """Every byte of the regular file at `path` (at most `limit`): for files lrc reads whole from
     a folder that may come from elsewhere (a journal, a summary). NotRegular for anything else."""
-    fd, size = _open_regular(path, limit)
+    fd, size = open_regular(path, limit)
     try:
         chunks, total = [], 0
         while chunk := os.read(fd, max(1 << 20, size - total + 1)):
@@ -95,7 +96,7 @@ def read_whole(path: str | os.PathLike, limit: int | None = None) -> bytes:
 def first_line(path: str | os.PathLike, limit: int = 1 << 20) -> bytes:
     """The first line of the regular file at `path` (without reading past `limit` bytes): a
     journal's header. NotRegular when the file is not a regular one."""
-    fd, _ = _open_regular(path, None)
+    fd, _ = open_regular(path, None)
     try:
         chunks, total = [], 0
         while total < limit and (chunk := os.read(fd, min(65536, limit - total))):
@@ -160,9 +161,6 @@ def write_replacing(name: str | os.PathLike, data: bytes) -> None:
         except OSError:
             pass
         raise
-
-
-open_regular = _open_regular  # for readers that stream a file (a package) rather than read it whole
 
 
 class IsAnInput(OSError):
