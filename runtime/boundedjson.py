@@ -23,7 +23,6 @@ kit import it, so a change here changes their fingerprints.
 from __future__ import annotations
 
 import json
-import math
 import re
 from itertools import accumulate
 from typing import Any
@@ -169,16 +168,13 @@ _INT_LIMIT_BITS = 4000 * 3  # well inside Python's 4,300-digit int-string limit
 
 
 def representable(value: Any) -> Any:
-    """A copy of `value` that `json.dumps` can always write, even with `allow_nan=False`:
-    integers too long for text, NaN and the infinities, and nesting deeper than 4 * MAX_DEPTH
-    become marker strings, other unknown types their str()."""
+    """A copy of `value` that `json.dumps` can always write: integers too long for text and
+    nesting deeper than 4 * MAX_DEPTH become marker strings, other unknown types their str()."""
     limit = 4 * MAX_DEPTH
 
     def convert(item: Any, depth: int) -> Any:
-        if isinstance(item, bool) or item is None or isinstance(item, str):
+        if isinstance(item, bool) or item is None or isinstance(item, (str, float)):
             return item
-        if isinstance(item, float):
-            return item if math.isfinite(item) else f"<{item} is not a JSON number>"
         if isinstance(item, int):
             return item if item.bit_length() <= _INT_LIMIT_BITS else f"<integer of about {int(item.bit_length() * 0.30103)} digits>"
         if isinstance(item, (dict, list, tuple)):

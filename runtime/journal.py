@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import threading
 from pathlib import Path
@@ -70,16 +71,36 @@ def run_key(workload: str, model: str, system: str, item_id: str, repetition: in
     return f"{workload}|{model}|{system}|{item_id}|r{repetition}"
 
 
+def _finite(value: Any) -> Any:
+    """A copy of `value` with NaN and the infinities as marker strings: what the journal's reader
+    refuses (`decode_line`) is never written."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"<{value} is not a JSON number>"
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _dumps(rec: Any, ascii_only: bool) -> str:
+    try:
+        return boundedjson.dumps(rec, sort_keys=True, ensure_ascii=ascii_only, separators=(",", ":"), allow_nan=False)
+    except ValueError:  # NaN or an infinity somewhere (rare: nothing lrc records is meant to hold one)
+        return boundedjson.dumps(_finite(boundedjson.representable(rec)), sort_keys=True, ensure_ascii=ascii_only,
+                                 separators=(",", ":"), allow_nan=False)
+
+
 def _encode(rec: dict[str, Any]) -> str:
-    """The record as one JSON line that is valid UTF-8: a string holding a lone surrogate (not
-    Unicode text; the adapter refuses model replies with one, this is the last guard) is
-    escaped (`\\ud800`), so the line is written and reads back to the same record."""
-    line = boundedjson.dumps(rec, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    """The record as one JSON line that is valid UTF-8 and holds no NaN: a string holding a lone
+    surrogate (not Unicode text; the adapter refuses model replies with one, this is the last
+    guard) is escaped (`\\ud800`), so the line is written and reads back to the same record."""
+    line = _dumps(rec, False)
     if not line.isascii():
         try:
             line.encode("utf-8")
         except UnicodeEncodeError:
-            line = boundedjson.dumps(rec, sort_keys=True, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+            line = _dumps(rec, True)
     return line
 
 
