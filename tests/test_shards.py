@@ -324,3 +324,22 @@ def test_merge_into_a_shard_holding_a_link_writes_nothing_through_it(tmp_path, s
     assert res.returncode == 6, res.stdout + res.stderr
     assert "symbolic link" in res.stderr and "Traceback" not in res.stderr
     assert sorted(p.relative_to(outside) for p in outside.rglob("*")) == before, "written through the link"
+
+
+def test_a_shard_whose_journal_escapes_a_lone_surrogate_merges_and_reads_back(tmp_path, shards):
+    """The journal escapes a lone surrogate (`\\ud800`: not Unicode text) so that its line stays
+    UTF-8 and reads back; `lrc merge` read such a line and wrote it back unescaped, which is not
+    UTF-8 (UnicodeEncodeError: exit 70). It writes lines with the journal's own encoder now."""
+    odd = copy(shards[0], tmp_path / "odd")
+    records = journal_records(odd)
+    run = next(r for r in records if r["type"] == "run")
+    run["answer_text"] = (run.get("answer_text") or "") + "\ud800"
+    (odd / "journal.jsonl").write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in records), encoding="ascii")
+    out = tmp_path / "merged"
+    res = merge(out, odd, shards[1], shards[2])
+    assert res.returncode == 0, res.stdout + res.stderr
+    raw = (out / "journal.jsonl").read_bytes()
+    raw.decode("utf-8")  # every line is UTF-8
+    assert b"\\ud800" in raw
+    merged = next(r for r in journal_records(out) if r["type"] == "run" and r["run"] == run["run"])
+    assert merged["answer_text"] == run["answer_text"]
