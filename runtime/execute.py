@@ -737,10 +737,6 @@ def _selection(options: "RunOptions") -> Any:
     return tuple(getattr(options, name, None) for name in ("models", "workloads", "limit", "shard"))
 
 
-_OUTPUT_NAMES = ("summary.json", "cells.csv", "cells.parquet", "rate-card.md", "report.html", "forecast-vs-actual.md",
-                 "reliability-report.md")
-
-
 def out_place_problem(lock_path: Path, out: Path) -> None:
     """Unusable when `out` cannot hold a run without destroying something: a folder inside the
     project's generated/ or specs/ (the next `lrc compile` rewrites generated/ and deleted the
@@ -754,7 +750,9 @@ def out_place_problem(lock_path: Path, out: Path) -> None:
                 raise Unusable(f"--out {out} is inside {managed}, which `lrc compile` manages: the next compile would "
                                f"delete the run; use a folder outside generated/ and specs/ (e.g. runs/<name>)")
     if out.is_dir() and not (out / "journal.jsonl").exists():
-        taken = [name for name in _OUTPUT_NAMES if (out / name).exists()]
+        from lrc.runtime.outfolder import OUTPUT_FILES
+
+        taken = [name for name in OUTPUT_FILES if (out / name).exists()]
         if taken:
             raise Unusable(f"--out {out} has no journal but already holds {', '.join(taken)}: they would be overwritten; "
                            f"use a new folder (or the folder of the run they belong to)")

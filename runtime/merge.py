@@ -268,9 +268,10 @@ def merge(lock_path: Path, folders: list[Path], out: Path, seed_file: Path | Non
     _no_nesting(folders, out)
     from lrc.runtime.execute import out_place_problem
 
-    if not any(folder.exists() and out.exists() and os.path.samefile(folder, out) for folder in folders):
+    into_an_input = any(is_out(f) for f in folders)
+    if not into_an_input:
         out_place_problem(lock_path, out)  # not inside generated/ or specs/, never over another run's outputs
-    if (out / "journal.jsonl").exists() and not any(is_out(f) for f in folders):
+    if (out / "journal.jsonl").exists() and not into_an_input:
         raise Refused(f"{out} already holds a journal; name it among the folders to merge into it, or use a new --out folder")
     created = not out.exists()
     inputs: list[_InputLock] = []

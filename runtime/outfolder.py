@@ -19,6 +19,11 @@ from pathlib import Path
 from typing import IO
 
 LOCK_NAME = ".lrc-execute.lock"
+OUTPUT_FILES = ("cells.csv", "cells.parquet", "erratum.json", "forecast-vs-actual.md", "rate-card.md",
+                "reliability-report.md", "report.html", "summary.json")
+"""The top-level files of a run folder that lrc writes as outputs (`lrc report`, `lrc regrade`),
+beside journal.jsonl, items/ and runs/: what `lrc package` packs of the top level, and what
+`lrc execute --out` will not overwrite in a folder that holds no journal."""
 _LOCK_FLAGS = (os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
                | getattr(os, "O_CLOEXEC", 0))
 

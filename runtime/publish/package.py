@@ -50,16 +50,17 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterator
 
+from lrc.runtime.outfolder import OUTPUT_FILES
+
 PACKAGE_FORMAT = 1
 MANIFEST = "MANIFEST.json"  # the first member of every package: the list every other member is checked against
 REDACTION_MARKER = b"[REDACTED:"
 """What `lrc.runtime.redact` puts where a secret was (`[REDACTED:<NAME>]`)."""
 
-PUBLISHED_OUTPUTS = ("cells.csv", "cells.parquet", "erratum.json", "forecast-vs-actual.md", "rate-card.md",
-                     "reliability-report.md", "report.html", "summary.json")
-"""The top-level files of a run folder that lrc writes as outputs (`lrc report`, `lrc regrade`):
-the only ones packed beside journal.jsonl. Anything else an operator left there (a
-credentials.json, notes, a spreadsheet) is not lrc's and is never packed; it is named instead."""
+PUBLISHED_OUTPUTS = OUTPUT_FILES
+"""The only top-level files packed beside journal.jsonl: lrc's outputs. Anything else an
+operator left there (a credentials.json, notes, a spreadsheet) is not lrc's and is never
+packed; it is named instead."""
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_REFUSED = 0, 1, 4
 
