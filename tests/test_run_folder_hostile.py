@@ -463,7 +463,7 @@ def test_an_output_option_naming_the_lock_or_a_file_of_the_run_folder_is_refused
     assert (plan.read_bytes(), (run / "journal.jsonl").read_bytes()) == before
 
 
-@pytest.mark.parametrize("where", ["generated", "outputs-without-journal"])
+@pytest.mark.parametrize("where", ["generated", "outputs-without-journal", "erratum-without-journal"])
 def test_execute_refuses_an_out_folder_whose_files_it_would_destroy(tmp_path, where):
     project = tmp_path / "project"
     for name in ("specs", "schemas", "generated"):
@@ -474,7 +474,9 @@ def test_execute_refuses_an_out_folder_whose_files_it_would_destroy(tmp_path, wh
     else:
         out = tmp_path / "notes"
         out.mkdir()
-        (out / "report.html").write_text("the operator's own page", encoding="utf-8")
+        # any top-level file lrc writes as an output (outfolder.OUTPUT_FILES, the list lrc package packs)
+        name = "report.html" if where == "outputs-without-journal" else "erratum.json"
+        (out / name).write_text("the operator's own file", encoding="utf-8")
     before = sorted(p.name for p in out.iterdir())
     res = run_lrc("execute", lock, "--out", out, "--models", "lrc/oracle", "--workloads", "triage.ap-inbox", "--limit", "1",
                   "--no-progress")
