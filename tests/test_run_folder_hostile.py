@@ -480,8 +480,11 @@ def test_execute_refuses_an_out_folder_whose_files_it_would_destroy(tmp_path, wh
     before = sorted(p.name for p in out.iterdir())
     res = run_lrc("execute", lock, "--out", out, "--models", "lrc/oracle", "--workloads", "triage.ap-inbox", "--limit", "1",
                   "--no-progress")
-    assert res.returncode == 6, res.stderr
-    assert ("lrc compile" in res.stderr if where == "generated" else "would be overwritten" in res.stderr), res.stderr
+    if where == "erratum-without-journal":  # a regraded folder's mark: refused before the place is looked at
+        assert res.returncode == 4 and "never executed into" in res.stderr, res.stderr
+    else:
+        assert res.returncode == 6, res.stderr
+        assert ("lrc compile" in res.stderr if where == "generated" else "would be overwritten" in res.stderr), res.stderr
     assert sorted(p.name for p in out.iterdir()) == before
 
 
