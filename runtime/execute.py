@@ -618,8 +618,8 @@ def _journal_identity(path: Path) -> dict[str, Any] | None:
     from lrc.runtime import filebytes
 
     try:
-        fd, size = filebytes.open_regular(path, None)  # a FIFO is no journal: never waited on
-        with os.fdopen(fd, "rb") as fh:
+        fd, _size = filebytes.open_regular(path, None)  # a FIFO is no journal: never waited on
+        with os.fdopen(fd, "rb") as fh:  # fstat below: the inode and mtime, not only the size
             st = os.fstat(fh.fileno())
             fh.seek(max(0, st.st_size - _TAIL_BYTES))
             tail = hashlib.sha256(fh.read()).hexdigest()

@@ -132,7 +132,6 @@ _DECODER = json.JSONDecoder(parse_constant=_no_constant)
 encoder refuses them) -- a line holding one was not written by lrc."""
 #: The most tokens of one class a call can hold (adapter.MAX_TOKENS_PER_CALL, which refuses more at the reply).
 MAX_TOKENS = 1_000_000_000
-_MAX_TOKENS = MAX_TOKENS  # (the name the journal's checks use)
 
 
 def _count(value: Any) -> bool:
@@ -193,7 +192,7 @@ def record_problem(rec: dict[str, Any]) -> str | None:
         if not _count(step) or step < 1:
             return "`step` is not a whole number from 1"
         usage = rec.get("usage")
-        if not isinstance(usage, dict) or not set(usage) <= USAGE_CLASSES or not all(_count(v) and v <= _MAX_TOKENS for v in usage.values()):
+        if not isinstance(usage, dict) or not set(usage) <= USAGE_CLASSES or not all(_count(v) and v <= MAX_TOKENS for v in usage.values()):
             return "`usage` is not a count (zero or more) per token class"
         if not isinstance(rec.get("response"), dict) or not isinstance(rec.get("request", ""), str):
             return "`response` is not an object or `request` not text"
@@ -215,6 +214,69 @@ def record_problem(rec: dict[str, Any]) -> str | None:
     if kind == "infra_exhausted" and not isinstance(rec.get("failures", []), list):
         return "`failures` is not a list"
     return None
+
+
+class OtherPlan(JournalError):
+    """The journal's header names another plan than the one it is read for: `plan` is the
+    digest it names (whatever the header holds there)."""
+
+    def __init__(self, path: Path, plan: Any, expected: str):
+        super().__init__(f"{path.parent} holds results of another plan ({plan}), not {expected}; use a new --out folder")
+        self.plan = plan
+
+
+def read_records(path: Path, plan_digest: str, cut_torn_tail: bool = False) -> tuple[list[dict[str, Any]], bool]:
+    """The records of the journal at `path` after its header, in order, and whether a torn last
+    line (a killed writer) was left out -- and cut off the file when `cut_torn_tail`.
+
+    The one reader of journal lines: `Journal` indexes what it returns and `lrc merge` combines
+    it, so a line one of them refuses the other refuses too. JournalError (OtherPlan for another
+    plan's journal) for a file lrc did not write as this plan's journal: not a regular file (a
+    FIFO would be waited on forever, /dev/zero read until memory ran out), not UTF-8, empty, a
+    first line that is not a header of JOURNAL_FORMAT, or any later line that is not JSON lrc
+    writes or fails `record_problem`; named by line."""
+    from lrc.runtime import filebytes
+
+    try:
+        data = filebytes.read_whole(path)
+    except filebytes.NotRegular as exc:
+        raise JournalError(f"{exc}; it is not a journal lrc wrote") from None
+    truncated = False
+    if data and not data.endswith(b"\n"):
+        cut = data.rfind(b"\n") + 1
+        if cut_torn_tail:
+            with open(path, "r+b") as fh:
+                fh.truncate(cut)
+                fh.flush()
+                os.fsync(fh.fileno())
+        data = data[:cut]
+        truncated = True
+    try:
+        lines = data.decode("utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise JournalError(f"{path}: not UTF-8 ({exc.reason}); it was not written by lrc") from None
+    if not lines:
+        raise JournalError(f"{path} is empty; remove it to start over")
+    records: list[dict[str, Any]] = []
+    for n, line in enumerate(lines, start=1):
+        try:
+            rec = decode_line(line)
+        except (ValueError, RecursionError) as exc:
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc) if isinstance(exc, ValueError) else type(exc).__name__
+            raise JournalError(f"{path}:{n}: damaged journal line ({reason}); it was not written by lrc") from None
+        if not isinstance(rec, dict):
+            raise JournalError(f"{path}:{n}: damaged journal line (not an object); it was not written by lrc")
+        if n == 1:
+            if rec.get("type") != "header" or rec.get("journal_format") != JOURNAL_FORMAT:
+                raise JournalError(f"{path} is not an lrc journal of format {JOURNAL_FORMAT}")
+            if rec.get("plan") != plan_digest:
+                raise OtherPlan(path, rec.get("plan"), plan_digest)
+            continue
+        problem = record_problem(rec)
+        if problem is not None:
+            raise JournalError(f"{path}:{n}: damaged journal line ({problem}); it was not written by lrc")
+        records.append(rec)
+    return records, truncated
 
 
 class Journal:
@@ -277,48 +339,8 @@ class Journal:
             os.close(dir_fd)
 
     def _load(self) -> None:
-        from lrc.runtime import filebytes
-
-        try:
-            # Never a FIFO or a device where the journal should be: a FIFO would be waited on
-            # forever, /dev/zero read until memory ran out.
-            data = filebytes.read_whole(self.path)
-        except filebytes.NotRegular as exc:
-            raise JournalError(f"{exc}; it is not a journal lrc wrote") from None
-        if data and not data.endswith(b"\n"):
-            cut = data.rfind(b"\n") + 1
-            if not self.readonly:
-                with open(self.path, "r+b") as fh:
-                    fh.truncate(cut)
-                    fh.flush()
-                    os.fsync(fh.fileno())
-            data = data[:cut]
-            self.truncated_tail = True
-        try:
-            lines = data.decode("utf-8").splitlines()
-        except UnicodeDecodeError as exc:
-            raise JournalError(f"{self.path}: not UTF-8 ({exc.reason}); it was not written by lrc") from None
-        if not lines:
-            raise JournalError(f"{self.path} is empty; remove it to start over")
-        for n, line in enumerate(lines, start=1):
-            try:
-                rec = decode_line(line)
-            except (ValueError, RecursionError) as exc:
-                reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc) if isinstance(exc, ValueError) else type(exc).__name__
-                raise JournalError(f"{self.path}:{n}: damaged journal line ({reason}); it was not written by lrc") from None
-            if not isinstance(rec, dict):
-                raise JournalError(f"{self.path}:{n}: damaged journal line (not an object); it was not written by lrc")
-            if n == 1:
-                if rec.get("type") != "header" or rec.get("journal_format") != JOURNAL_FORMAT:
-                    raise JournalError(f"{self.path} is not an lrc journal of format {JOURNAL_FORMAT}")
-                if rec.get("plan") != self.plan_digest:
-                    raise JournalError(
-                        f"{self.path.parent} holds results of another plan ({rec.get('plan')}), not {self.plan_digest}; "
-                        f"use a new --out folder")
-                continue
-            problem = record_problem(rec)
-            if problem is not None:
-                raise JournalError(f"{self.path}:{n}: damaged journal line ({problem}); it was not written by lrc")
+        records, self.truncated_tail = read_records(self.path, self.plan_digest, cut_torn_tail=not self.readonly)
+        for n, rec in enumerate(records, start=2):  # line 1 is the header
             try:
                 self._index(rec)
             except (KeyError, TypeError) as exc:

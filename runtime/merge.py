@@ -31,7 +31,7 @@ from typing import Any
 
 from lrc.runtime.execute import (EXIT_REFUSED, EXIT_UNUSABLE, Refused, Unusable, _finish, _os_problem, _OutLock, _say,
                                  _say_partial, _write_outputs, import_modules, load_verified, plan_runs, resolve_seed)
-from lrc.runtime.journal import JOURNAL_FORMAT, Journal, JournalError, decode_line, encode_line, record_problem
+from lrc.runtime.journal import JOURNAL_FORMAT, Journal, JournalError, OtherPlan, encode_line, read_records
 
 #: The fields of a call record that are the measurement; the rest is how it was operated.
 CALL_CONTENT = ("run", "step", "request", "response", "usage", "response_model")
@@ -51,44 +51,24 @@ def _encode(rec: dict[str, Any]) -> str:
 
 def read_journal(folder: Path, plan_digest: str) -> list[dict[str, Any]]:
     """The records of `folder`'s journal after its header, in order; Refused unless it is an lrc
-    journal of this plan. A torn last line (a killed execute) is left out, as a resume would."""
+    journal of this plan. A torn last line (a killed execute) is left out, as a resume would.
+    The lines are read by the journal's own reader (`journal.read_records`), never cut."""
     path = folder / "journal.jsonl"
     if not folder.exists():
         raise Refused(f"{folder} is not a run folder: it does not exist")
     if not folder.is_dir():
         raise Refused(f"{folder} is not a run folder: it is a file")
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise Refused(f"{folder} is not a run folder: it has no journal.jsonl (`lrc execute --out` writes one)")
     try:
-        data = path.read_bytes()
+        records, _torn = read_records(path, plan_digest)
+    except OtherPlan as exc:
+        raise Refused(f"{folder} holds results of another plan ({exc.plan}), not this lock's {plan_digest}; "
+                      f"only folders of the same plan can be merged") from None
+    except JournalError as exc:
+        raise Refused(f"{folder} is not a run folder: {exc}") from None
     except OSError as exc:
         raise Refused(f"cannot read {path}: {_os_problem(exc)}") from exc
-    data = data[:data.rfind(b"\n") + 1]  # a torn last line is not a record
-    try:
-        lines = data.decode("utf-8").splitlines()
-    except UnicodeDecodeError:
-        raise Refused(f"{path} is not an lrc journal (not UTF-8)") from None
-    records: list[dict[str, Any]] = []
-    for n, line in enumerate(lines, start=1):
-        try:
-            rec = decode_line(line)
-        except (ValueError, RecursionError):
-            raise Refused(f"{path}:{n}: damaged journal line; it was not written by lrc") from None
-        if not isinstance(rec, dict):
-            raise Refused(f"{path}:{n}: damaged journal line (not an object); it was not written by lrc")
-        if n == 1:
-            if rec.get("type") != "header" or rec.get("journal_format") != JOURNAL_FORMAT:
-                raise Refused(f"{folder} is not a run folder: {path} is not an lrc journal of format {JOURNAL_FORMAT}")
-            if rec.get("plan") != plan_digest:
-                raise Refused(f"{folder} holds results of another plan ({rec.get('plan')}), not this lock's "
-                              f"{plan_digest}; only folders of the same plan can be merged")
-            continue
-        problem = record_problem(rec)  # the journal's own check: what a resume or report would refuse
-        if problem is not None:
-            raise Refused(f"{path}:{n}: damaged journal line ({problem}); it was not written by lrc")
-        records.append(rec)
-    if not lines:
-        raise Refused(f"{folder} is not a run folder: {path} is empty")
     return records
 
 

@@ -121,7 +121,7 @@ def test_a_value_json_cannot_hold_is_written_as_a_marker_and_the_journal_reads_b
 
 
 def test_the_journals_token_bound_is_the_adapters():
-    assert journal_module._MAX_TOKENS == adapter.MAX_TOKENS_PER_CALL
+    assert journal_module.MAX_TOKENS == adapter.MAX_TOKENS_PER_CALL
 
 
 @pytest.fixture(scope="module")
