@@ -162,3 +162,75 @@ def test_every_run_outcome_the_journal_accepts_is_one_the_report_counts():
     from lrc.runtime.report.aggregate import _OUTCOMES
 
     assert journal_module.RUN_OUTCOMES <= set(_OUTCOMES)
+
+
+# -- one reader: `lrc merge` refuses exactly what the journal refuses, in the journal's words ----
+
+_FILE_DAMAGE = {
+    "not-utf8": b"\xff\xfe not json\n",
+    "empty": b"",
+    "header-only-torn": b'{"type": "header"',
+    "not-a-header": b'{"type": "run", "run": "r", "outcome": "answered"}\n',
+    "format-2": b'{"type": "header", "journal_format": 2, "plan": "sha256:plan", "edition": "e"}\n',
+    "list-line": b'{"type": "header", "journal_format": 1, "plan": "sha256:plan", "edition": "e"}\n[1, 2]\n',
+    "deep-line": b'{"type": "header", "journal_format": 1, "plan": "sha256:plan", "edition": "e"}\n'
+                 + b"[" * 100_000 + b"]" * 100_000 + b"\n",
+}
+
+
+def _damaged_journal(folder: Path, case: str) -> Path:
+    folder.mkdir()
+    path = folder / "journal.jsonl"
+    if case in _FILE_DAMAGE:
+        path.write_bytes(_FILE_DAMAGE[case])
+        return path
+    journal = Journal(path, "sha256:plan", "e")
+    journal.append(CALL)
+    journal.close()
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(DAMAGED[case]) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("case", [*DAMAGED, *_FILE_DAMAGE])
+def test_merge_reads_a_shards_journal_with_the_journals_own_reader(tmp_path, case):
+    from lrc.runtime.execute import Refused
+    from lrc.runtime.merge import read_journal
+
+    path = _damaged_journal(tmp_path / "shard", case)
+    before = path.read_bytes()
+    with pytest.raises(JournalError) as by_journal:
+        Journal(path, "sha256:plan", "e", readonly=True)
+    with pytest.raises(Refused) as by_merge:
+        read_journal(tmp_path / "shard", "sha256:plan")
+    assert str(by_journal.value) in str(by_merge.value), (str(by_journal.value), str(by_merge.value))
+    assert path.read_bytes() == before, "merge never cuts or rewrites a shard's journal"
+
+
+def test_merge_names_another_plans_journal_and_leaves_a_torn_tail_in_place(tmp_path):
+    from lrc.runtime.execute import Refused
+    from lrc.runtime.merge import read_journal
+
+    path = tmp_path / "shard" / "journal.jsonl"
+    journal = Journal(path, "sha256:other", "e")
+    journal.append(CALL)
+    journal.close()
+    with pytest.raises(Refused, match=r"holds results of another plan \(sha256:other\), not this lock's sha256:plan"):
+        read_journal(tmp_path / "shard", "sha256:plan")
+    with open(path, "ab") as fh:
+        fh.write(b'{"type": "call", "run"')  # a killed execute's torn last line
+    before = path.read_bytes()
+    assert read_journal(tmp_path / "shard", "sha256:other") == [CALL]
+    assert path.read_bytes() == before
+
+
+def test_a_fifo_in_a_shards_journal_place_is_refused_never_waited_on(tmp_path):
+    import os
+
+    from lrc.runtime.execute import Refused
+    from lrc.runtime.merge import read_journal
+
+    (tmp_path / "shard").mkdir()
+    os.mkfifo(tmp_path / "shard" / "journal.jsonl")
+    with pytest.raises(Refused, match="not a regular file"):
+        read_journal(tmp_path / "shard", "sha256:plan")
