@@ -28,6 +28,7 @@ import math
 from decimal import Decimal
 from typing import Any
 
+from lrc.runtime.lock import judges as judge_models
 from lrc.runtime.pricing import call_cost, decimal_str, price_for
 
 #: litellm's offline count of a real model's prompt, times this, is the input reserved for a call.
@@ -70,6 +71,15 @@ class Budget:
         # Judge calls are grading cost, kept out of CPO, but they are spent all the same.
         self.earlier += sum((call_cost(j["usage"], price_for(self._prices, j["model"]))
                              for j in getattr(journal, "judges", {}).values()), Decimal(0))
+        # Failed attempts of calls that ran out of retries were billed too (`Journal.billed_in_exclusions`).
+        exhaustions = getattr(journal, "exhaustions", {})
+        judge_prices = {role: entry["price"] for role, entry in judge_models.judges(plan).items()} if exhaustions else {}
+        for key in sorted(exhaustions):
+            own, judged = journal.billed_in_exclusions(key)
+            if own:
+                self.earlier += call_cost(own, price_for(self._prices, _model_of(key)))
+            self.earlier += sum((call_cost(b, judge_prices[role]) for role, b in sorted(judged.items()) if role in judge_prices),
+                                Decimal(0))
         self.spent = self.earlier
         self.reserved = Decimal(0)
         self.calls = 0

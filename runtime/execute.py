@@ -310,9 +310,9 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
                 return
             except adapter.InfraExhausted as exc:
                 if hold is not None:
-                    spending.release(hold)
+                    _settle_failed(spending, hold, entry["id"], exc)
                 # Counted like any exhausted call; the run stays unjudged (held out, exit 3) and a resume judges it.
-                await journal.commit({"type": "infra_exhausted", "run": spec.key, "failures": [vars(f) for f in exc.failures],
+                await journal.commit({"type": "infra_exhausted", "run": spec.key, "failures": [f.record() for f in exc.failures],
                                       "reason": f"judge-{getattr(exc, 'reason', 'retries-exhausted')}", "judge": role})
                 stats.exclude(f"judge {getattr(exc, 'reason', 'retries-exhausted')}")
                 return
@@ -399,9 +399,9 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
                         res = await adapter.complete(model, messages, tools, system.get("request_timeout_seconds", 300), lanes[spec.model], budget)
                     finally:
                         halt.in_flight -= 1
-                except BaseException:
+                except BaseException as exc:
                     if hold is not None:
-                        spending.release(hold)
+                        _settle_failed(spending, hold, spec.model, exc)
                     raise
                 if hold is not None:
                     spending.settle(hold, spec.model, res.usage)
@@ -446,7 +446,7 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
         except (BudgetReached, Halted, WindowClosed):  # the run stops unjournaled; its journaled calls are replayed on resume
             return
         except adapter.InfraExhausted as exc:
-            await journal.commit({"type": "infra_exhausted", "run": spec.key, "failures": [vars(f) for f in exc.failures],
+            await journal.commit({"type": "infra_exhausted", "run": spec.key, "failures": [f.record() for f in exc.failures],
                             "reason": getattr(exc, "reason", "retries-exhausted")})
             stats.exclude(getattr(exc, "reason", "retries-exhausted"))
             if bar:
@@ -541,7 +541,7 @@ def _call_record(spec: RunSpec, step: int, request: str, res, waited_ms: int) ->
             "response": {"message": res.message, "finish_reason": res.finish_reason, "refusal": res.refusal,
                          **({"invalid": res.invalid} if res.invalid else {})},
             "usage": res.usage, "attempts": res.attempts, "response_model": res.response_model,
-            "infra_failures": [vars(f) for f in res.failures], "latency_ms": res.latency_ms,
+            "infra_failures": [f.record() for f in res.failures], "latency_ms": res.latency_ms,
             "queue_ms": res.queue_ms + waited_ms}
 
 
@@ -607,6 +607,19 @@ class _OutLock:
 STAMP = ".lrc-outputs.json"
 _STAMP_FORMAT = 1
 _TAIL_BYTES = 1 << 16
+
+
+def _settle_failed(spending, hold, model_id: str, exc: BaseException) -> None:
+    """A budgeted call that raised: what its failed attempts were billed (a call that ran out of
+    retries after generations that failed mid-answer) replaces its reservation; else nothing was
+    billed and the reservation is dropped."""
+    from lrc.runtime.models import adapter
+
+    billed = exc.billed() if isinstance(exc, adapter.InfraExhausted) else {}
+    if any(billed.values()):
+        spending.settle(hold, model_id, billed)
+    else:
+        spending.release(hold)
 
 
 def _journal_identity(path: Path) -> dict[str, Any] | None:

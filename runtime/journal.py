@@ -160,6 +160,32 @@ def _reuse_problem(origin: Any) -> bool:
     return not cost.is_finite() or cost < 0
 
 
+def _usage_problem(usage: Any) -> bool:
+    """Whether `usage` is not a count (zero or more, at most MAX_TOKENS) per token class."""
+    return not isinstance(usage, dict) or not set(usage) <= USAGE_CLASSES \
+        or not all(_count(v) and v <= MAX_TOKENS for v in usage.values())
+
+
+def failure_problem(failures: Any) -> str | None:
+    """What makes a list of infrastructure failures (a call's `infra_failures`, an exclusion's
+    `failures`) other than what lrc writes (`adapter.InfraFailure.record`): each an object of a
+    `kind` (text), a `status` (a whole number or null), a `message` (text) and, for an attempt
+    the provider billed, `billed` (a usage). Why: an exclusion whose last failure was a number
+    ended `lrc report` of a task edition in an internal error (exit 70), and `billed` is priced."""
+    if not isinstance(failures, list):
+        return "is not a list"
+    for failure in failures:
+        if not isinstance(failure, dict) or not isinstance(failure.get("kind"), str) \
+                or not isinstance(failure.get("message"), str):
+            return "holds a failure that is not an object of a kind and a message (text)"
+        status = failure.get("status")
+        if status is not None and (not isinstance(status, int) or isinstance(status, bool)):
+            return "holds a failure whose status is not a whole number"
+        if "billed" in failure and _usage_problem(failure["billed"]):
+            return "holds a failure whose `billed` is not a count (zero or more) per token class"
+    return None
+
+
 def record_problem(rec: dict[str, Any]) -> str | None:
     """What makes a journal record one lrc could not have written, in the fields the journal
     indexes and the report prices (None when there is nothing wrong there).
@@ -191,13 +217,15 @@ def record_problem(rec: dict[str, Any]) -> str | None:
         step = rec.get("step", 1)
         if not _count(step) or step < 1:
             return "`step` is not a whole number from 1"
-        usage = rec.get("usage")
-        if not isinstance(usage, dict) or not set(usage) <= USAGE_CLASSES or not all(_count(v) and v <= MAX_TOKENS for v in usage.values()):
+        if _usage_problem(rec.get("usage")):
             return "`usage` is not a count (zero or more) per token class"
         if not isinstance(rec.get("response"), dict) or not isinstance(rec.get("request", ""), str):
             return "`response` is not an object or `request` not text"
-        if not _count(rec.get("attempts", 1)) or not isinstance(rec.get("infra_failures", []), list):
-            return "`attempts` is not a count or `infra_failures` not a list"
+        if not _count(rec.get("attempts", 1)):
+            return "`attempts` is not a count"
+        problem = failure_problem(rec.get("infra_failures", []))
+        if problem is not None:
+            return "`infra_failures` " + problem
         response = rec["response"]
         if kind == "call" and (not isinstance(response.get("finish_reason", 0), (str, type(None)))
                                or not isinstance(response.get("refusal", 0), bool)
@@ -211,8 +239,12 @@ def record_problem(rec: dict[str, Any]) -> str | None:
         if not isinstance(rec.get("material", {}), dict) or not isinstance(rec.get("judgment"), (dict, type(None))) \
                 or not isinstance(rec.get("invalid_judgment"), (str, type(None))):
             return "`material` or `judgment` is not an object, or `invalid_judgment` not text"
-    if kind == "infra_exhausted" and not isinstance(rec.get("failures", []), list):
-        return "`failures` is not a list"
+    if kind == "infra_exhausted":
+        problem = failure_problem(rec.get("failures", []))
+        if problem is not None:
+            return "`failures` " + problem
+        if not isinstance(rec.get("reason", ""), str) or not isinstance(rec.get("judge", ""), str):
+            return "`reason` or `judge` is not text"
     return None
 
 
@@ -367,6 +399,21 @@ class Journal:
             self.exhaustions.setdefault(rec["run"], []).append(rec)
             if rec["run"] not in self.runs:
                 self.exhausted[rec["run"]] = rec
+
+    def billed_in_exclusions(self, run_key: str) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+        """The tokens the provider billed for failed attempts of calls that then ran out of
+        retries (`failures[].billed` of the run's `infra_exhausted` records): the run's own calls',
+        and the judge's per role. Why: such a call has no call record, so its usage was in no
+        cost -- a generation that failed mid-answer is paid whatever happens next. A call that
+        succeeded after such an attempt holds that attempt's tokens in its own usage already."""
+        own: dict[str, int] = {}
+        judge: dict[str, dict[str, int]] = {}
+        for rec in self.exhaustions.get(run_key, []):
+            into = judge.setdefault(rec["judge"], {}) if rec.get("judge") else own
+            for failure in rec.get("failures", []):
+                for cls, n in (failure.get("billed") or {}).items():
+                    into[cls] = into.get(cls, 0) + n
+        return own, judge
 
     def _line(self, rec: dict[str, Any]) -> str:
         """The record's journal line, redacted; raises JournalWriteError if nothing may be written."""

@@ -28,6 +28,8 @@ CALL = {"type": "call", "run": "w|m|s|i|1", "step": 1, "request": "sha256:ab",
         "response": {"message": {}, "finish_reason": "stop", "refusal": False},
         "usage": USAGE, "attempts": 1, "infra_failures": []}
 
+FAILURE = {"kind": "GenerationError", "status": 502, "message": "the provider reported that the generation failed"}
+
 DAMAGED = {
     "step-text": {**CALL, "step": "x"},
     "step-zero": {**CALL, "step": 0},
@@ -76,6 +78,22 @@ DAMAGED = {
     "type-missing": {"run": "r", "outcome": "answered"},
     "type-number": {"type": 3},
     "nan": {**CALL, "latency_ms": float("nan")},
+    # a probe of exclusion records (2026-12-07): a failure that is not an object ended `lrc report`
+    # of a task edition in exit 70 (its last failure's message is read); `billed` is priced
+    "exhausted-failure-number": {"type": "infra_exhausted", "run": "r", "failures": [5]},
+    "exhausted-failure-text": {"type": "infra_exhausted", "run": "r", "failures": ["x"]},
+    "exhausted-failure-empty": {"type": "infra_exhausted", "run": "r", "failures": [{}]},
+    "exhausted-failure-kind-number": {"type": "infra_exhausted", "run": "r", "failures": [{**FAILURE, "kind": 5}]},
+    "exhausted-failure-message-object": {"type": "infra_exhausted", "run": "r", "failures": [{**FAILURE, "message": {"a": 1}}]},
+    "exhausted-failure-status-text": {"type": "infra_exhausted", "run": "r", "failures": [{**FAILURE, "status": "502"}]},
+    "exhausted-failure-status-bool": {"type": "infra_exhausted", "run": "r", "failures": [{**FAILURE, "status": True}]},
+    "exhausted-billed-negative": {"type": "infra_exhausted", "run": "r", "failures": [{**FAILURE, "billed": {"input": -1}}]},
+    "exhausted-billed-unknown-class": {"type": "infra_exhausted", "run": "r", "failures": [{**FAILURE, "billed": {"audio": 1}}]},
+    "exhausted-billed-text": {"type": "infra_exhausted", "run": "r", "failures": [{**FAILURE, "billed": "12 input"}]},
+    "exhausted-reason-number": {"type": "infra_exhausted", "run": "r", "failures": [], "reason": 5},
+    "exhausted-judge-list": {"type": "infra_exhausted", "run": "r", "failures": [], "judge": ["primary"]},
+    "call-failure-text": {**CALL, "infra_failures": ["x"]},
+    "call-failure-billed-fraction": {**CALL, "infra_failures": [{**FAILURE, "billed": {"input": 1.5}}]},
     "infinity": {"type": "session", "concurrency": float("inf")},
 }
 
@@ -102,7 +120,11 @@ def test_a_record_lrc_could_not_have_written_is_refused_at_the_load_naming_its_l
                                     {"type": "run", "run": "r", "outcome": "answered"}, {"type": "session"},
                                     {"type": "judge", "run": "r", "role": "primary", "model": "lrc/judge", "usage": USAGE, "response": {},
                                      "material": {}, "judgment": {"clarity": 3}, "invalid_judgment": None},
-                                    {"type": "infra_exhausted", "run": "r", "failures": []}])
+                                    {"type": "infra_exhausted", "run": "r", "failures": []},
+                                    {"type": "infra_exhausted", "run": "r", "reason": "judge-retries-exhausted", "judge": "primary",
+                                     "failures": [adapter.InfraFailure("Timeout", None, "no response").record(),
+                                                  adapter.InfraFailure("GenerationError", 502, "cut", {"input": 4, "output": 1}).record()]},
+                                    {**CALL, "infra_failures": [adapter.InfraFailure("RateLimitError", 429, "slow down").record()]}])
 def test_what_lrc_writes_passes(record):
     assert journal_module.record_problem(record) is None
 

@@ -320,6 +320,67 @@ def test_a_generation_that_always_fails_at_the_provider_excludes_the_run_never_g
     excluded = [r for r in records if r.get("type") == "infra_exhausted"]
     assert excluded and all(f["kind"] == "GenerationError" for r in excluded for f in r["failures"])
     assert all("billed: 12 input, 3 output" in f["message"] for r in excluded for f in r["failures"])
+    # What each failed attempt was billed is journaled as counts, and priced: the excluded runs'
+    # spend (infra_cost_usd) holds every attempt's tokens -- before, $0 (only the message said it).
+    assert all(f["billed"] == {"input": 12, "output": 3} for r in excluded for f in r["failures"])
+    _assert_excluded_spend_is_every_billed_attempt(usage_lock, out, attempts=2)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["runs_incomplete"] == len(excluded)
+    # `lrc report` rebuilds the same figure from the journal alone
+    (out / "cells.csv").unlink()
+    assert run_lrc("report", usage_lock, "--out", out, env=lrc_env(KEY)).returncode == 3
+    _assert_excluded_spend_is_every_billed_attempt(usage_lock, out, attempts=2)
+
+
+def _assert_excluded_spend_is_every_billed_attempt(lock_path: Path, out: Path, attempts: int) -> None:
+    import csv
+    from decimal import Decimal
+
+    from lrc.runtime.execute import load_verified
+    from lrc.runtime.pricing import call_cost
+
+    plan = load_verified(lock_path)["plan"]
+    rows = list(csv.DictReader((out / "cells.csv").open(encoding="utf-8")))
+    assert rows
+    for row in rows:
+        per_run = attempts * call_cost({"input": 12, "output": 3}, plan["models"][row["model"]]["price"])
+        assert int(row["infra_excluded"]) > 0
+        assert Decimal(row["infra_cost_usd"]) == int(row["infra_excluded"]) * per_run > 0, row
+        assert Decimal(row["cost_usd"]) == 0, row
+
+
+def test_a_budget_counts_what_the_failed_attempts_of_excluded_calls_were_billed(tmp_path, usage_lock):
+    from decimal import Decimal
+
+    from lrc.runtime.budget import Budget
+    from lrc.runtime.execute import load_verified
+    from lrc.runtime.journal import Journal
+    from lrc.runtime.pricing import call_cost
+
+    lock = load_verified(usage_lock)
+    plan = lock["plan"]
+    model = sorted(plan["models"])[0]
+    key = f"triage.ap-inbox|{model}|single-shot|item-1|r1"
+    journal = Journal(tmp_path / "journal.jsonl", lock["root_digest"], plan["edition"]["ref"])
+    failure = adapter.InfraFailure("GenerationError", 502, "the provider reported that the generation failed", {"input": 12, "output": 3})
+    for _ in range(2):  # an execute and its resume, each ran out of retries after one billed attempt
+        journal.append({"type": "infra_exhausted", "run": key, "failures": [failure.record(), {"kind": "Timeout", "status": None,
+                                                                                               "message": "no response"}],
+                        "reason": "retries-exhausted"})
+    assert journal.billed_in_exclusions(key) == ({"input": 24, "output": 6}, {})
+    budget = Budget(Decimal("100"), plan, journal, calling=set())
+    assert budget.earlier == 2 * call_cost({"input": 12, "output": 3}, plan["models"][model]["price"]) > 0
+    journal.close()
+
+
+def test_a_failure_records_billed_tokens_only_when_something_was_billed():
+    assert adapter.InfraFailure("Timeout", None, "no response").record() == {"kind": "Timeout", "status": None, "message": "no response"}
+    billed = adapter.InfraFailure("GenerationError", None, "failed", {"input": 3}).record()
+    assert billed["billed"] == {"input": 3}
+    exhausted = adapter.InfraExhausted([adapter.InfraFailure("GenerationError", None, "x", {"input": 3, "output": 1}),
+                                        adapter.InfraFailure("Timeout", None, "y"),
+                                        adapter.InfraFailure("GenerationError", 502, "z", {"input": 3})])
+    assert exhausted.billed() == {"input": 6, "output": 1}
 
 
 def test_usage_is_read_as_sent_with_httpxs_own_transport_too(stub, usage_lock, tmp_path):

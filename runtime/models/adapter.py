@@ -114,8 +114,19 @@ class ConfigError(Exception):
 @dataclass
 class InfraFailure:
     kind: str
-    status: int | None
+    status: int | None  # an HTTP status or a provider's error code: a whole number, never true/false
     message: str
+    # What the provider billed for this failed attempt (a generation that failed mid-answer);
+    # None when nothing was billed. A call that then succeeded holds it in its usage already; a
+    # call that ran out of retries has no usage, so the report prices the exclusion's `billed`.
+    billed: dict[str, int] | None = None
+
+    def record(self) -> dict[str, Any]:
+        """The failure as the journal holds it (`journal.failure_problem` checks that shape)."""
+        rec: dict[str, Any] = {"kind": self.kind, "status": self.status, "message": self.message}
+        if self.billed:
+            rec["billed"] = dict(self.billed)
+        return rec
 
 
 class InfraExhausted(Exception):
@@ -124,6 +135,14 @@ class InfraExhausted(Exception):
     def __init__(self, failures: list[InfraFailure]):
         super().__init__(f"{len(failures)} infrastructure failure(s); last: {failures[-1].kind}: {failures[-1].message}")
         self.failures = failures
+
+    def billed(self) -> dict[str, int]:
+        """What the provider billed for the failed attempts (generations that failed mid-answer):
+        paid although the call ran out of retries (`--budget` settles it, the report prices it)."""
+        total: dict[str, int] = {}
+        for failure in self.failures:
+            total = _add_usage(total, failure.billed or {})
+        return total
 
 
 @dataclass
@@ -243,7 +262,8 @@ def _classify(exc: Exception, litellm: Any) -> tuple[str, InfraFailure | None, b
     if redirect is not None:  # the endpoint's configuration: the same answer on every attempt
         return "config", InfraFailure("Redirect", redirect.status, str(redirect)), False
     message = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
-    failure = InfraFailure(type(exc).__name__, status if isinstance(status, int) else None, message)
+    failure = InfraFailure(type(exc).__name__, status if isinstance(status, int) and not isinstance(status, bool) else None,
+                           message)
     if isinstance(exc, ex.RateLimitError):
         return "infra", failure, True
     if unreadable_response(exc):
@@ -614,7 +634,8 @@ async def complete(
             said, code = failed_generation
             billed = _add_usage(billed, usage)
             failures.append(InfraFailure("GenerationError", code, f"the provider reported that the generation failed: "
-                                                                  f"{said} (billed: {_usage_words(usage)})"))
+                                                                  f"{said} (billed: {_usage_words(usage)})",
+                                         billed={k: v for k, v in usage.items() if v} or None))
             lane.failed(infra.failure_class(code, False, False), started, attempt_timeout)
             if attempt == settings.max_attempts:
                 raise InfraExhausted(failures)

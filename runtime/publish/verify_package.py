@@ -365,6 +365,11 @@ def check_costs(root: Path, lock: dict[str, Any], report: Report) -> None:
         cell = (workload, model, system)
         spent[cell] = spent.get(cell, Decimal(0)) + call_cost(call["usage"], price_for(prices, model))
         calls += 1
+    for key in sorted(journal.exhaustions):  # failed attempts billed before a call ran out of retries
+        workload, model, system = key.split("|", 3)[:3]
+        own, _judged = journal.billed_in_exclusions(key)
+        if own and workload in plan["workloads"] and (key in journal.runs or key in journal.exhausted):
+            spent[(workload, model, system)] = spent.get((workload, model, system), Decimal(0)) + call_cost(own, price_for(prices, model))
     try:
         rows = list(csv.DictReader(io.StringIO((root / "run" / "cells.csv").read_text(encoding="utf-8"))))
     except (OSError, UnicodeDecodeError, csv.Error) as exc:

@@ -475,6 +475,11 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
         # are in the run's exhaustion records, and they count too. (A reused call made no attempt.)
         retries = sum(max(0, c["attempts"] - 1) for c in calls) + sum(len(x["failures"]) for x in journal.exhaustions.get(spec.key, []))
         usage = _usage_total(calls)
+        billed, judge_billed = journal.billed_in_exclusions(spec.key)
+        if billed:  # failed attempts of calls that ran out of retries: paid, so in the run's cost
+            cost += call_cost(billed, price)
+            for cls, n in billed.items():
+                usage[cls] += n
         run = journal.runs.get(spec.key)
         base = {"workload": spec.workload, "model": spec.model, "system": spec.system, "item": spec.item_id,
                 "item_index": spec.item_index, "repetition": spec.repetition, "usage": usage,
@@ -494,6 +499,8 @@ def write_all(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: dic
             evaluation = judged(evaluation, workload, plan, modules, item, primary, human)
             judge_calls = [j for j in (primary, second) if j is not None]
             grading_cost = sum((call_cost(j["usage"], price_for(judge_prices, j["model"])) for j in judge_calls), Decimal(0))
+            grading_cost += sum((call_cost(b, judges[role]["price"]) for role, b in sorted(judge_billed.items()) if role in judges),
+                                Decimal(0))
             first = judge_verdict(primary, workload, plan, modules, item)
             other = judge_verdict(second, workload, plan, modules, item)
             judging = {"judge_calls": len(judge_calls), "grading_cost_usd": decimal_str(grading_cost),

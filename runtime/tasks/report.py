@@ -92,6 +92,11 @@ def write_runs(lock: dict[str, Any], plan: dict[str, Any], runs: list, items: di
         for c in calls:
             for k in ("input", "cached_input", "cache_write", "output", "reasoning"):
                 usage[k] += int(c["usage"].get(k, 0))
+        billed, _judge = journal.billed_in_exclusions(spec.key)  # tasks are not judged
+        if billed:  # failed attempts of calls that ran out of retries: paid, so in the run's cost
+            cost += call_cost(billed, price)
+            for k, n in billed.items():
+                usage[k] += n
         retries = sum(max(0, c["attempts"] - 1) for c in calls) + sum(len(x["failures"]) for x in journal.exhaustions.get(spec.key, []))
         base = {"workload": spec.workload, "model": spec.model, "system": spec.system, "item": spec.item_id,
                 "item_index": spec.item_index, "repetition": spec.repetition, "usage": usage, "cost_usd": decimal_str(cost),
