@@ -202,6 +202,10 @@ def record_problem(rec: dict[str, Any]) -> str | None:
         return "`type` is not a kind of record lrc writes (" + ", ".join(sorted(RECORD_TYPES - {"header"})) + ")"
     if kind in _OF_A_RUN and not isinstance(rec.get("run"), str):
         return "`run` is not text"
+    if kind == "session" and (not isinstance(rec.get("operation"), dict) or not isinstance(rec.get("opened", ""), str)):
+        # every run manifest and summary.json carry the operation: a session without one ended
+        # `lrc report` in an internal error (exit 70)
+        return "`operation` is not an object or `opened` not text"
     if kind == "run":
         if not isinstance(rec.get("outcome"), str) or rec["outcome"] not in RUN_OUTCOMES or not _count(rec.get("steps", 0)):
             return "`outcome` is not one of " + ", ".join(sorted(RUN_OUTCOMES)) + " or `steps` not a count"

@@ -94,7 +94,12 @@ DAMAGED = {
     "exhausted-judge-list": {"type": "infra_exhausted", "run": "r", "failures": [], "judge": ["primary"]},
     "call-failure-text": {**CALL, "infra_failures": ["x"]},
     "call-failure-billed-fraction": {**CALL, "infra_failures": [{**FAILURE, "billed": {"input": 1.5}}]},
-    "infinity": {"type": "session", "concurrency": float("inf")},
+    "infinity": {"type": "session", "operation": {}, "concurrency": float("inf")},
+    # a sweep of session records (2026-12-07): a session without `operation` ended `lrc report` in exit 70
+    "session-operation-missing": {"type": "session", "opened": "2026-12-07T17:38:03Z"},
+    "session-operation-text": {"type": "session", "operation": "fast"},
+    "session-operation-list": {"type": "session", "operation": [1]},
+    "session-opened-number": {"type": "session", "operation": {}, "opened": 1765000000},
 }
 
 
@@ -117,7 +122,8 @@ def test_a_record_lrc_could_not_have_written_is_refused_at_the_load_naming_its_l
                                     {**CALL, "attempts": 0, "reused": {"plan": "sha256:p", "edition": "e", "run": "r", "step": 2,
                                                                        "usage": USAGE, "cost_usd": "0.00012", "stored_at": "x"}},
                                     *({"type": "run", "run": "r", "outcome": o} for o in sorted(journal_module.RUN_OUTCOMES)),
-                                    {"type": "run", "run": "r", "outcome": "answered"}, {"type": "session"},
+                                    {"type": "run", "run": "r", "outcome": "answered"}, {"type": "session", "operation": {}},
+                                    {"type": "session", "opened": "2026-12-07T17:38:03Z", "operation": {"models": {}}},
                                     {"type": "judge", "run": "r", "role": "primary", "model": "lrc/judge", "usage": USAGE, "response": {},
                                      "material": {}, "judgment": {"clarity": 3}, "invalid_judgment": None},
                                     {"type": "infra_exhausted", "run": "r", "failures": []},
