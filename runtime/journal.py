@@ -138,6 +138,9 @@ def _count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
+#: The scopes of a human grade (`lrc.runtime.review.sample.SPOT_CHECK`, `REGRADE`).
+ADJUDICATION_SCOPES = frozenset({"spot-check", "regrade"})
+
 RUN_OUTCOMES = frozenset({"answered", "step_cap", "refusal", "no_answer", "invalid_output", "budget_exceeded"})
 """How a run can end (`lrc.runtime.systems`' RunOutcome, a task's budget): the only words a run
 record's `outcome` holds. Another word ended `lrc report` in an internal error (exit 70)."""
@@ -243,6 +246,12 @@ def record_problem(rec: dict[str, Any]) -> str | None:
         if not isinstance(rec.get("material", {}), dict) or not isinstance(rec.get("judgment"), (dict, type(None))) \
                 or not isinstance(rec.get("invalid_judgment"), (str, type(None))):
             return "`material` or `judgment` is not an object, or `invalid_judgment` not text"
+    if kind == "adjudication" and (not isinstance(rec.get("judgment"), dict) or rec.get("scope") not in ADJUDICATION_SCOPES
+                                   or not isinstance(rec.get("reviewer"), (str, type(None)))):
+        # a regraded cell's verdicts are its human judgments, read by key (`review.status`): one without a
+        # judgment could not be read as a grade
+        return "`judgment` is not an object, `scope` not one of " + ", ".join(sorted(ADJUDICATION_SCOPES)) + \
+            " or `reviewer` not text"
     if kind == "infra_exhausted":
         problem = failure_problem(rec.get("failures", []))
         if problem is not None:

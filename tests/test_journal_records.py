@@ -99,6 +99,11 @@ DAMAGED = {
     "session-operation-missing": {"type": "session", "opened": "2026-12-07T17:38:03Z"},
     "session-operation-text": {"type": "session", "operation": "fast"},
     "session-operation-list": {"type": "session", "operation": [1]},
+    # adjudications (`lrc review import`): a regraded cell's verdicts are read from them
+    "adjudication-judgment-missing": {"type": "adjudication", "run": "r", "scope": "regrade", "reviewer": None},
+    "adjudication-judgment-text": {"type": "adjudication", "run": "r", "scope": "regrade", "judgment": "pass", "reviewer": None},
+    "adjudication-scope-unknown": {"type": "adjudication", "run": "r", "scope": "audit", "judgment": {}, "reviewer": None},
+    "adjudication-reviewer-number": {"type": "adjudication", "run": "r", "scope": "spot-check", "judgment": {}, "reviewer": 7},
     "session-opened-number": {"type": "session", "operation": {}, "opened": 1765000000},
 }
 
@@ -124,6 +129,9 @@ def test_a_record_lrc_could_not_have_written_is_refused_at_the_load_naming_its_l
                                     *({"type": "run", "run": "r", "outcome": o} for o in sorted(journal_module.RUN_OUTCOMES)),
                                     {"type": "run", "run": "r", "outcome": "answered"}, {"type": "session", "operation": {}},
                                     {"type": "session", "opened": "2026-12-07T17:38:03Z", "operation": {"models": {}}},
+                                    {"type": "adjudication", "run": "r", "rubric": "x.v1", "scope": "spot-check", "sample_digest": "d",
+                                     "workbook_sha256": "0" * 64, "judgment": {"clarity": 5}, "reviewer": None},
+                                    {"type": "adjudication", "run": "r", "scope": "regrade", "judgment": {}, "reviewer": "Ann"},
                                     {"type": "judge", "run": "r", "role": "primary", "model": "lrc/judge", "usage": USAGE, "response": {},
                                      "material": {}, "judgment": {"clarity": 3}, "invalid_judgment": None},
                                     {"type": "infra_exhausted", "run": "r", "failures": []},
@@ -146,6 +154,12 @@ def test_a_value_json_cannot_hold_is_written_as_a_marker_and_the_journal_reads_b
     again = Journal(path, "sha256:plan", "e", readonly=True)
     call = again.calls[(CALL["run"], 1)]
     assert call["latency_ms"] == "<nan is not a JSON number>" and call["queue_ms"] == "<-inf is not a JSON number>"
+
+
+def test_the_journals_adjudication_scopes_are_the_reviews():
+    from lrc.runtime.review.sample import REGRADE, SPOT_CHECK
+
+    assert journal_module.ADJUDICATION_SCOPES == {SPOT_CHECK, REGRADE}
 
 
 def test_the_journals_token_bound_is_the_adapters():
