@@ -374,14 +374,43 @@ class StubServer:
         """Live request-handler threads (ThreadingMixIn names them after process_request_thread)."""
         return [t for t in threading.enumerate() if t.is_alive() and "process_request_thread" in t.name]
 
-    def settle(self, seconds: float = 30) -> None:
+    def settle(self, seconds: float = 30, quiet: float = 0.25) -> None:
         """Wait until every request received so far is handled: a request a dead client sent just
         before it stopped may still be read (and counted) by a handler thread on a loaded machine,
         and must not be counted as the next client's. Only for clients that are gone: a live
-        client's keep-alive connection holds its handler thread (then this waits `seconds`)."""
+        client's keep-alive connection holds its handler thread (then this waits `seconds`).
+
+        "Received" includes a connection the kernel completed but the server has not accepted yet
+        (the listening socket is readable): on a loaded machine a dead client's last requests sat
+        there while no handler thread existed, and were counted after the next `reset` (a CI run
+        saw a resume "make" 14 calls for 12). Settled means: no handler thread, nothing waiting to
+        be accepted and no new request, for `quiet` seconds."""
         deadline = time.monotonic() + seconds
-        while self.handler_threads() and time.monotonic() < deadline:
+        calm_since, seen = None, self.count
+        while time.monotonic() < deadline:
+            busy = bool(self.handler_threads()) or self._pending_connection() or self.count != seen
+            seen = self.count
+            now = time.monotonic()
+            if busy:
+                calm_since = None
+            elif calm_since is None:
+                calm_since = now
+            elif now - calm_since >= quiet:
+                return
             time.sleep(0.01)
+
+    def _pending_connection(self) -> bool:
+        """Whether a connection waits in the listening socket's backlog, not yet accepted."""
+        import select
+
+        httpd = self._httpd
+        if httpd is None:
+            return False
+        try:
+            readable, _, _ = select.select([httpd.socket], [], [], 0)
+        except (OSError, ValueError):  # closed meanwhile
+            return False
+        return bool(readable)
 
     @property
     def open_connections(self) -> int:
