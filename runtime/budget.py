@@ -18,7 +18,13 @@ The accounting (Decimal, frozen prices, `lrc.runtime.pricing`):
   the budget is reached: no further call starts, calls in flight finish and are journaled, and
   `lrc execute` ends with exit code 7, printing what was spent and what is left. The same
   command with a larger budget resumes; journaled calls are answered from the journal and
-  cost nothing again.
+  cost nothing again;
+- a retry is a call too. An attempt whose generation failed mid-answer is billed, and the
+  reservation covered one attempt: before such a call is retried, what the failed attempt
+  was billed is added to its reservation (`Budget.retry`), so the next attempt's worst case
+  is still held. If that does not fit, the retry does not start: the call's run is excluded
+  (reason `budget-reached`, its billed attempts journaled and counted) and the budget is
+  reached. A resume with a larger budget runs it again.
 """
 
 from __future__ import annotations
@@ -41,6 +47,19 @@ class BudgetUnusable(Exception):
 
 class BudgetReached(Exception):
     """The next call cannot be afforded: the run stops here, without journaling a result."""
+
+
+class Hold:
+    """One call's reservation: its worst case, grown by what its failed attempts were billed."""
+
+    __slots__ = ("amount", "worst")
+
+    def __init__(self, worst: Decimal):
+        self.worst = worst
+        self.amount = worst
+
+    def __repr__(self) -> str:
+        return f"Hold(amount={self.amount}, worst={self.worst})"
 
 
 class Budget:
@@ -84,7 +103,7 @@ class Budget:
         self.reserved = Decimal(0)
         self.calls = 0
         self.stopped = False
-        self.refused: Decimal | None = None  # the worst case of the call that could not start
+        self.refused: Decimal | None = None  # the worst case of the call (or retry) that could not start
         self.overrun = Decimal(0)  # how much actual costs exceeded their reservations, in total
         self._changed = asyncio.Event()
 
@@ -105,7 +124,7 @@ class Budget:
         out_cost = max(call_cost({"output": cap}, price), call_cost({"reasoning": cap}, price) if "reasoning" in price else Decimal(0))
         return call_cost({"input": tokens_in}, price) + out_cost
 
-    async def reserve(self, model_id: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> Decimal:
+    async def reserve(self, model_id: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> Hold:
         """Hold the call's worst case, waiting for calls in flight to settle if it does not fit
         yet; BudgetReached if it cannot fit at all (and from then on, for every call)."""
         worst = self.worst_case(model_id, messages, tools)
@@ -114,27 +133,49 @@ class Budget:
                 raise BudgetReached()
             if self.spent + self.reserved + worst <= self.limit:
                 self.reserved += worst
-                return worst
+                return Hold(worst)
             if self.reserved == 0:
-                self.stopped, self.refused = True, worst
-                self._wake()
+                self._stop(worst)
                 raise BudgetReached()
             changed = self._changed
             await changed.wait()
 
-    def settle(self, hold: Decimal, model_id: str, usage: dict[str, int]) -> None:
-        """The call came back: its actual cost replaces its reservation."""
-        actual = call_cost(usage, self._prices[model_id])
-        self.reserved -= hold
-        self.spent += actual
-        self.calls += 1
-        if actual > hold:
-            self.overrun += actual - hold
+    def retry(self, hold: Hold, model_id: str, billed: dict[str, int]) -> bool:
+        """May the call of `hold` be tried again after an attempt billed `billed`? That attempt's
+        cost is added to the reservation, so the next attempt's worst case stays held. False (and
+        the budget is reached) if it does not fit now, or the budget was reached meanwhile: the
+        retry must not start. It never waits for calls in flight to settle, as a new call does:
+        calls waiting for one another's money while each holds its own would wait forever.
+
+        (A synchronous check: what decides and what reserves run without a yield between them.)"""
+        extra = call_cost(billed, self._prices[model_id])
+        if self.stopped:
+            return False
+        if self.spent + self.reserved + extra > self.limit:
+            self._stop(hold.worst)
+            return False
+        self.reserved += extra
+        hold.amount += extra
+        return True
+
+    def _stop(self, attempt: Decimal) -> None:
+        """The budget is reached: `attempt`, what the call (or retry) that could not start could cost."""
+        self.stopped, self.refused = True, attempt
         self._wake()
 
-    def release(self, hold: Decimal) -> None:
+    def settle(self, hold: Hold, model_id: str, usage: dict[str, int]) -> None:
+        """The call came back: its actual cost replaces its reservation."""
+        actual = call_cost(usage, self._prices[model_id])
+        self.reserved -= hold.amount
+        self.spent += actual
+        self.calls += 1
+        if actual > hold.amount:
+            self.overrun += actual - hold.amount
+        self._wake()
+
+    def release(self, hold: Hold) -> None:
         """The call failed without a response (nothing billed): drop its reservation."""
-        self.reserved -= hold
+        self.reserved -= hold.amount
         self._wake()
 
     def _wake(self) -> None:

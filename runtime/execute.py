@@ -296,7 +296,8 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
                 halt.check()
                 halt.in_flight += 1
                 try:
-                    res = await adapter.complete(entry, request.messages, None, timeout, lanes[entry["id"]], lanes[entry["id"]].run_budget())
+                    res = await adapter.complete(entry, request.messages, None, timeout, lanes[entry["id"]], lanes[entry["id"]].run_budget(),
+                                                 _retry_billed(spending, hold, entry["id"]))
                 finally:
                     halt.in_flight -= 1
             except Halted:  # stopped before the judge call went out: a resume judges the run
@@ -396,7 +397,8 @@ async def _execute(plan: dict[str, Any], runs: list[RunSpec], items: dict[str, l
                     place()  # the edition's window, decided when the run's first call goes out
                     halt.in_flight += 1
                     try:
-                        res = await adapter.complete(model, messages, tools, system.get("request_timeout_seconds", 300), lanes[spec.model], budget)
+                        res = await adapter.complete(model, messages, tools, system.get("request_timeout_seconds", 300), lanes[spec.model], budget,
+                                                     _retry_billed(spending, hold, spec.model))
                     finally:
                         halt.in_flight -= 1
                 except BaseException as exc:
@@ -607,6 +609,13 @@ class _OutLock:
 STAMP = ".lrc-outputs.json"
 _STAMP_FORMAT = 1
 _TAIL_BYTES = 1 << 16
+
+
+def _retry_billed(spending, hold, model_id: str):
+    """What `adapter.complete` asks before retrying a billed attempt under --budget (None: no budget)."""
+    if hold is None:
+        return None
+    return lambda billed: spending.retry(hold, model_id, billed)
 
 
 def _settle_failed(spending, hold, model_id: str, exc: BaseException) -> None:

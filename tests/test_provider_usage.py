@@ -260,10 +260,11 @@ def test_a_count_sent_as_nan_is_refused_not_graded_as_an_invalid_answer(stub, us
     assert not [r for r in journal_records(out) if r.get("type") in ("call", "run")]
 
 
-def _failing_generation(failures_per_request: int, finish_reason: str | None = "error", error: Any = "default"):
+def _failing_generation(failures_per_request: int, finish_reason: str | None = "error", error: Any = "default",
+                        billed: tuple[int, int] = (12, 3)):
     """A reply hook: the first `failures_per_request` answers to each request are cut off by a
     provider error (OpenRouter's shape: `finish_reason: "error"`, `choices[0].error`), billed
-    12 prompt and 3 completion tokens; then the usual answer."""
+    `billed` = (prompt, completion) tokens (12 and 3 unless told); then the usual answer."""
     import threading
 
     seen: dict[str, int] = {}
@@ -281,7 +282,7 @@ def _failing_generation(failures_per_request: int, finish_reason: str | None = "
             if finish_reason is not None:
                 choice["finish_reason"] = finish_reason
             choice["error"] = {"code": 502, "message": "Upstream provider error: connection reset"} if error == "default" else error
-            reply["usage"] = {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}
+            reply["usage"] = {"prompt_tokens": billed[0], "completion_tokens": billed[1], "total_tokens": sum(billed)}
         return json.dumps(reply).encode("utf-8")
     return hook
 
@@ -409,3 +410,115 @@ def test_an_answer_litellm_cannot_convert_is_journaled_at_the_usage_the_provider
     assert calls and all(c["response"].get("invalid") for c in calls)
     assert all(c["attempts"] == 1 for c in calls)
     assert all((c["usage"]["input"], c["usage"]["cached_input"], c["usage"]["output"]) == (30, 10, 7) for c in calls), calls[0]
+
+
+# -- --budget and billed retries -----------------------------------------------------------------
+#: The budget tests' stub model may answer at most this many tokens (`--budget` needs a bound).
+MAX_OUT = 200
+
+
+@pytest.fixture(scope="module")
+def bounded_lock(stub: StubServer, tmp_path_factory) -> Path:
+    return build_project(tmp_path_factory.mktemp("budget-retry-project"), stub.api_base, n_per_cell=4, reference_models=(),
+                         systems=("single-shot",), stub_sampling=f"{{temperature: 0, max_tokens: {MAX_OUT}}}")
+
+
+def _spent_in_journal(lock_path: Path, out: Path) -> "Decimal":
+    """Everything the provider billed, priced from the journal alone: calls and excluded calls' billed attempts."""
+    from decimal import Decimal
+
+    from lrc.runtime.execute import load_verified
+    from lrc.runtime.pricing import call_cost
+
+    price = load_verified(lock_path)["plan"]["models"][STUB_MODEL]["price"]
+    total = Decimal(0)
+    for rec in journal_records(out):
+        if rec.get("type") == "call":
+            total += call_cost(rec["usage"], price)
+        elif rec.get("type") == "infra_exhausted":
+            total += sum((call_cost(f["billed"], price) for f in rec["failures"] if f.get("billed")), Decimal(0))
+    return total
+
+
+# A call's reservation is ~$0.0069 (its prompt's offline count plus MAX_OUT output tokens); an
+# attempt is billed $0.0020125: budgets for one attempt, two, and three or four calls at once.
+@pytest.mark.parametrize("limit", ["0.0075", "0.0095", "0.021", "0.0251"])
+def test_a_budget_holds_when_billed_attempts_are_retried(stub, bounded_lock, tmp_path, limit):
+    """Each attempt is cut off by the provider and billed its whole output (MAX_OUT tokens), so a
+    call retried three times costs ~3x the one attempt its reservation covered. Before, such
+    retries took the spend past the budget ($0.0075: 4 attempts billed $0.00805; $0.021: three
+    calls at once, $0.02415); now a retry
+    starts only if the reservation can grow by what the failed attempt was billed: whatever
+    the budget, nothing billed goes past it, the stop says so (exit 7), and a resume with a
+    larger budget runs the excluded runs again and counts what the first execute was billed."""
+    from decimal import Decimal
+
+    out = tmp_path / "out"
+    stub.reset(reply_hook=_failing_generation(10 ** 6, billed=(10, MAX_OUT)))
+    res = run_lrc("execute", bounded_lock, "--out", out, "--budget", limit, env=lrc_env(KEY, LRC_MAX_ATTEMPTS="4"))
+    stub.reset()
+    assert res.returncode == 7, res.stdout + res.stderr
+    spent = _spent_in_journal(bounded_lock, out)
+    assert 0 < spent <= Decimal(limit), (spent, res.stderr)
+    assert "budget reached" in res.stderr and f"left ${_plain(Decimal(limit) - spent)}" in res.stderr, res.stderr
+    stopped = [r for r in journal_records(out) if r.get("type") == "infra_exhausted" and r["reason"] == "budget-reached"]
+    assert stopped and all(len(r["failures"]) < 4 for r in stopped)
+    assert all("could take the spend past the budget" in r["failures"][-1]["message"] or r["failures"][-1]["kind"] ==
+               "GenerationError" for r in stopped)
+    # The endpoint answers again; a larger budget resumes: every run is answered, what was billed before counts.
+    res = run_lrc("execute", bounded_lock, "--out", out, "--budget", "10", env=lrc_env(KEY, LRC_MAX_ATTEMPTS="4"))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert len([r for r in journal_records(out) if r.get("type") == "run"]) == 4
+    assert f"of it by earlier executes in this folder" in res.stderr and f"${_plain(spent)}" in res.stderr, res.stderr
+
+
+def test_a_budget_that_holds_every_retry_lets_the_retries_run(stub, bounded_lock, tmp_path):
+    """The guard refuses only what does not fit: with room for every attempt, each call is tried
+    LRC_MAX_ATTEMPTS times and its runs are excluded for running out of retries, as without --budget."""
+    from decimal import Decimal
+
+    out = tmp_path / "out"
+    stub.reset(reply_hook=_failing_generation(10 ** 6, billed=(10, MAX_OUT)))
+    res = run_lrc("execute", bounded_lock, "--out", out, "--budget", "5", env=lrc_env(KEY, LRC_MAX_ATTEMPTS="3"))
+    stub.reset()
+    assert res.returncode == 3, res.stdout + res.stderr
+    excluded = [r for r in journal_records(out) if r.get("type") == "infra_exhausted"]
+    assert len(excluded) == 4 and all(r["reason"] == "retries-exhausted" and len(r["failures"]) == 3 for r in excluded)
+    assert _spent_in_journal(bounded_lock, out) == 12 * (Decimal(10) * Decimal("1.25") + MAX_OUT * Decimal(10)) / 10 ** 6
+
+
+def _plain(amount: "Decimal") -> str:
+    from lrc.runtime.pricing import decimal_str
+
+    return decimal_str(amount)
+
+
+def test_a_retry_grows_the_reservation_or_is_refused_never_waits(tmp_path, usage_lock):
+    """`Budget.retry` in process: a retry that fits adds what the failed attempt was billed to the
+    call's reservation; one that does not is refused at once -- the budget reached, and from then
+    on every retry -- even with other calls in flight. (Waiting for them, as a new call
+    does, let three calls each holding money wait for one another forever.)"""
+    from decimal import Decimal
+
+    from lrc.runtime.budget import Budget, Hold
+    from lrc.runtime.execute import load_verified
+    from lrc.runtime.journal import Journal
+    from lrc.runtime.pricing import call_cost
+
+    lock = load_verified(usage_lock)
+    plan = lock["plan"]
+    journal = Journal(tmp_path / "journal.jsonl", lock["root_digest"], plan["edition"]["ref"])
+    attempt = {"input": 10, "output": 100}
+    one = call_cost(attempt, plan["models"][STUB_MODEL]["price"])
+
+    budget = Budget(one * 3, plan, journal, calling=set())
+    mine, other = Hold(one), Hold(one)
+    budget.reserved = mine.amount + other.amount
+    assert budget.retry(mine, STUB_MODEL, attempt)  # 3 x one held: fits exactly
+    assert mine.amount == 2 * one and budget.reserved == 3 * one and not budget.stopped
+    assert not budget.retry(other, STUB_MODEL, attempt)  # over, with `mine` in flight: refused, not waited for
+    assert budget.stopped and budget.refused == one and other.amount == one
+    assert not budget.retry(Hold(Decimal(0)), STUB_MODEL, {"input": 0, "output": 0})  # and from then on
+    budget.settle(mine, STUB_MODEL, {"input": 20, "output": 200})  # two attempts billed: what it held, no overrun
+    assert budget.overrun == 0 and budget.spent == 2 * one
+    journal.close()

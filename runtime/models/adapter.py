@@ -240,13 +240,14 @@ def unreachable(exc: BaseException | None) -> str | None:
 
 
 class InfraStopped(InfraExhausted):
-    """A call given up before its retries ran out: its run's deadline passed, or its model was
-    stopped (hung, or past its deadline). The run is excluded like an exhausted one."""
+    """A call given up before its retries ran out: its run's deadline passed, its model was
+    stopped (hung, or past its deadline), or --budget cannot hold a retry of a billed attempt.
+    The run is excluded like an exhausted one."""
 
     def __init__(self, reason: str, message: str, failures: list[InfraFailure]):
         Exception.__init__(self, message)
         self.failures = failures
-        self.reason = reason  # "run-deadline" | "model-stopped"
+        self.reason = reason  # "run-deadline" | "model-stopped" | "budget-reached"
 
 
 def _classify(exc: Exception, litellm: Any) -> tuple[str, InfraFailure | None, bool]:
@@ -535,11 +536,15 @@ async def complete(
     timeout: float,
     lane: ModelLane,
     budget: RunBudget | None = None,
+    retry_billed: Callable[[dict[str, int]], bool] | None = None,
 ) -> CallResult:
     """One model request with infra retries; raises InfraExhausted (InfraStopped) or ConfigError.
 
     `timeout` is the system's locked per-request timeout; `lane` holds the model's concurrency,
-    deadline and health; `budget` is the run's remaining time (calls and backoffs)."""
+    deadline and health; `budget` is the run's remaining time (calls and backoffs).
+    `retry_billed` (--budget, `lrc.runtime.budget.Budget.retry`) is asked before an attempt
+    that was billed (a generation that failed mid-answer) is retried, with what it was billed;
+    False: the retry does not start (InfraStopped, reason `budget-reached`)."""
     litellm = load_litellm()
     from lrc.runtime.models import bounded_http  # with litellm, never before (httpx: lrc report makes no call)
 
@@ -639,6 +644,9 @@ async def complete(
             lane.failed(infra.failure_class(code, False, False), started, attempt_timeout)
             if attempt == settings.max_attempts:
                 raise InfraExhausted(failures)
+            if retry_billed is not None and not retry_billed(usage):
+                raise InfraStopped("budget-reached", f"--budget: a retry after an attempt billed {_usage_words(usage)} "
+                                   f"could take the spend past the budget", failures)
             await _backoff(infra.retry_wait(attempt, None, settings, lane.rng), lane, budget, failures)
             continue
         if any(billed.values()):

@@ -69,13 +69,14 @@ def profile_of(lock: Path) -> Path:
 
 def local_edition_yaml(api_base: str | None = None, n_per_cell: int = 15, max_concurrency: int | None = None,
                        reference_models: Sequence[str] = ("lrc/baseline",), edition_id: str = "local",
-                       systems: Sequence[str] = ("single-shot", "agentic")) -> str:
+                       systems: Sequence[str] = ("single-shot", "agentic"), stub_sampling: str = "{temperature: 0}") -> str:
     """The local edition. `api_base` and `max_concurrency` are accepted for old callers and
-    ignored: how the model is reached is a run profile's (`local_profile_yaml`), not the edition's."""
+    ignored: how the model is reached is a run profile's (`local_profile_yaml`), not the edition's.
+    `stub_sampling`: the stub model's locked sampling (flow YAML)."""
     models = [
         f"  - id: {STUB_MODEL}\n"
         f"    role: candidate\n"
-        f"    sampling: {{temperature: 0}}\n"
+        f"    sampling: {stub_sampling}\n"
     ]
     prices = [
         f"  {STUB_MODEL}:\n"
@@ -122,12 +123,13 @@ class CompileFailed(AssertionError):
 
 def build_project(root: Path, api_base: str, n_per_cell: int = 15, max_concurrency: int = 4,
                   reference_models: Sequence[str] = ("lrc/baseline",), edition_extra: str = "",
-                  systems: Sequence[str] = ("single-shot", "agentic")) -> Path:
+                  systems: Sequence[str] = ("single-shot", "agentic"), stub_sampling: str = "{temperature: 0}") -> Path:
     """Copy specs/ and schemas/ into `root`, add the local edition, compile; the local plan.lock
     path. The stub model's endpoint, key variable and concurrency go to `root/run-profile.yaml`
     (`profile_of(lock)`), which `run_lrc("execute", lock, ...)` passes unless told otherwise.
     `edition_extra`: YAML appended to the local edition (e.g. a `tasks:` block); `systems`: the
-    ids of the systems it lists (each pinned at its current version)."""
+    ids of the systems it lists (each pinned at its current version); `stub_sampling` the stub
+    model's sampling (e.g. with a `max_tokens`, which `--budget` needs)."""
     from lrc.compiler.pipeline import compile_project
 
     root.mkdir(parents=True, exist_ok=True)
@@ -141,7 +143,8 @@ def build_project(root: Path, api_base: str, n_per_cell: int = 15, max_concurren
         # (a fresh ledger, never the repository's) states its own, smaller n.
         standard.write_text(text[:found.start(1)] + str(n_per_cell) + text[found.end(1):], encoding="utf-8")
     (root / "specs" / "editions" / "local.yaml").write_text(
-        local_edition_yaml(None, n_per_cell, None, reference_models, systems=systems) + edition_extra, encoding="utf-8")
+        local_edition_yaml(None, n_per_cell, None, reference_models, systems=systems, stub_sampling=stub_sampling) + edition_extra,
+        encoding="utf-8")
     (root / PROFILE).write_text(local_profile_yaml(api_base, max_concurrency), encoding="utf-8")
     result = compile_project(root)
     if result.diagnostics.has_errors:
