@@ -139,3 +139,60 @@ def test_a_resume_with_nothing_to_do_refuses_an_edited_component(user_cache: Pat
     outputs.write_text(outputs.read_text(encoding="utf-8").replace("TRACE_FORMAT = 1", "TRACE_FORMAT = 2"), encoding="utf-8")
     problems = run()
     assert any("lrc.analysis" in p and "differs from what was locked" in p and "outputs.py" in p for p in problems), problems
+
+
+# One process fingerprints as `lrc execute` does -- verify the lock, then discover the running
+# code again to import it -- counting the modules it parses (in this process: no prefetch child).
+_COUNTING_SCRIPT = (
+    "import json, sys\nfrom pathlib import Path\nfrom lrc.runtime.lock import codeprint, factmemo\n"
+    "codeprint.PARALLEL_MIN_FILES = 10 ** 9\nparsed = []\nread = codeprint._read_facts\n"
+    "codeprint._read_facts = lambda path: parsed.append(path.name) or read(path)\n"
+    "root = Path(sys.argv[1]) if len(sys.argv) > 1 else None\n"
+    "with factmemo.remembered():\n    found = codeprint.discover(root)\n    with codeprint.batch():\n"
+    "        prints = {ref: codeprint.fingerprint(c, root).fingerprint for ref, c in found.items()}\n"
+    "with factmemo.remembered():\n    codeprint.discover(root)\n"
+    "print(json.dumps({'parsed': sorted(parsed), 'prints': prints}))\n")
+
+
+def _counting(user_cache: Path, home: Path, root: Path | None = None) -> dict:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "XDG_CACHE_HOME": str(user_cache),
+           "LRC_CACHE_KEY_FILE": str(user_cache / "lrc" / "cache.key")}
+    done = subprocess.run([sys.executable, "-c", _COUNTING_SCRIPT, *([str(root)] if root else [])], env=env,
+                          capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def test_a_command_that_fingerprints_twice_leaves_the_memo_warm_for_the_next(user_cache: Path, tmp_path: Path) -> None:
+    """Before, each fingerprinting saved only the entries it had used: `lrc execute`'s second one
+    (discovering the components to import) kept the declarations alone, so every execute parsed
+    every module again (~180 of them, ~0.8 s of CPU per execute, a resume included)."""
+    cold = _counting(user_cache, tmp_path)
+    assert len(cold["parsed"]) > 50
+    warm = _counting(user_cache, tmp_path)
+    assert warm == {"parsed": [], "prints": cold["prints"]}
+
+
+def test_two_versions_of_the_code_do_not_evict_each_other(user_cache: Path, tmp_path: Path) -> None:
+    """An edited copy of the runtime (another checkout, the next version of the code) adds its
+    changed module; the original's entries stay, so going back parses nothing (before: the
+    original module was parsed again, each switch evicting the other)."""
+    runtime = tmp_path / "runtime"
+    shutil.copytree(REPO / "runtime", runtime, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    stats = runtime / "report" / "stats.py"
+    stats.write_text(stats.read_text(encoding="utf-8") + "\n\ndef _added(x):\n    return x\n", encoding="utf-8")
+    original = _counting(user_cache, tmp_path)
+    edited = _counting(user_cache, tmp_path, runtime)
+    assert edited["parsed"] == ["stats.py"] and edited["prints"] != original["prints"]
+    again = _counting(user_cache, tmp_path)
+    assert again == {"parsed": [], "prints": original["prints"]}
+
+
+def test_the_memo_keeps_what_this_process_used_and_the_newest_others_up_to_its_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(factmemo, "KEEP", 5)
+    entries = factmemo._Tracked({f"k{i}": i for i in range(10)})
+    assert entries["k1"] == 1 and "k2" in entries and "nope" not in entries
+    entries["k11"] = 11
+    assert list(factmemo._kept(entries)) == ["k8", "k9", "k1", "k2", "k11"]  # the newest others first, then the used
+    assert entries.used == {"k1", "k2", "k11"}  # saving reads nothing as used
+    monkeypatch.setattr(factmemo, "KEEP", 2)
+    assert list(factmemo._kept(entries)) == ["k1", "k2", "k11"]  # what was used is never dropped

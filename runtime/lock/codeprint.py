@@ -397,7 +397,10 @@ def discover(root: Path | None = None) -> dict[str, Component]:
             continue
         ckey = f"declares:{hashlib.sha256(raw).hexdigest()}" if SOURCE_DIGESTS is not None else None
         if ckey is not None and ckey in SOURCE_DIGESTS:
-            ident, version, line, col = SOURCE_DIGESTS[ckey]
+            known = SOURCE_DIGESTS[ckey]
+            if known is None:  # names COMPONENT_ somewhere but declares nothing
+                continue
+            ident, version, line, col = known
             comp = Component(ident, version, module_name(path, root), path, line, col)
             if comp.ref in found:
                 raise CodeprintError(path, line, f"component {comp.ref} is declared twice ({found[comp.ref].path.name})")
@@ -415,6 +418,8 @@ def discover(root: Path | None = None) -> dict[str, Component]:
                 version = value
                 vpos = (vline, vcol)
         if ident is None and version is None:
+            if ckey is not None:  # remembered too: such a module is not parsed again to learn it
+                SOURCE_DIGESTS[ckey] = None
             continue
         if ident is None or version is None:
             raise CodeprintError(path, vpos[0] or 1, "a component module needs both COMPONENT_ID and COMPONENT_VERSION")
