@@ -252,6 +252,14 @@ def record_problem(rec: dict[str, Any]) -> str | None:
         # judgment could not be read as a grade
         return "`judgment` is not an object, `scope` not one of " + ", ".join(sorted(ADJUDICATION_SCOPES)) + \
             " or `reviewer` not text"
+    if kind == "categorization":  # `lrc categorize`: the latest assignment is the highest `seq`
+        seq, secondary = rec.get("seq"), rec.get("secondary", [])
+        if not _count(seq) or seq < 1:
+            return "`seq` is not a whole number from 1"
+        if not all(isinstance(rec.get(k), str) for k in ("taxonomy", "primary", "note")) \
+                or not isinstance(secondary, list) or not all(isinstance(c, str) for c in secondary) \
+                or not isinstance(rec.get("reviewer"), (str, type(None))):
+            return "`taxonomy`, `primary` or `note` is not text, `secondary` not a list of text or `reviewer` not text"
     if kind == "infra_exhausted":
         problem = failure_problem(rec.get("failures", []))
         if problem is not None:
@@ -296,6 +304,14 @@ def read_records(path: Path, plan_digest: str, cut_torn_tail: bool = False) -> t
                 os.fsync(fh.fileno())
         data = data[:cut]
         truncated = True
+    return parse_records(data, path, plan_digest), truncated
+
+
+def parse_records(data: bytes, path: Path, plan_digest: str) -> list[dict[str, Any]]:
+    """The records after the header of journal bytes that end with a whole line (a torn tail
+    left out by the caller): `read_records`'s checks, for bytes already read -- `lrc package`
+    checks the very bytes it packs. JournalError (OtherPlan) as `read_records`; `path` names
+    the journal in the messages."""
     try:
         lines = data.decode("utf-8").splitlines()
     except UnicodeDecodeError as exc:
@@ -321,7 +337,7 @@ def read_records(path: Path, plan_digest: str, cut_torn_tail: bool = False) -> t
         if problem is not None:
             raise JournalError(f"{path}:{n}: damaged journal line ({problem}); it was not written by lrc")
         records.append(rec)
-    return records, truncated
+    return records
 
 
 class Journal:

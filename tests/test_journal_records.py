@@ -104,6 +104,14 @@ DAMAGED = {
     "adjudication-judgment-text": {"type": "adjudication", "run": "r", "scope": "regrade", "judgment": "pass", "reviewer": None},
     "adjudication-scope-unknown": {"type": "adjudication", "run": "r", "scope": "audit", "judgment": {}, "reviewer": None},
     "adjudication-reviewer-number": {"type": "adjudication", "run": "r", "scope": "spot-check", "judgment": {}, "reviewer": 7},
+    # categorizations (`lrc categorize`): the next assignment's number was computed from `seq` (exit 70 on "x", 1e400)
+    **{f"categorization-{name}": {"type": "categorization", "run": "r", "seq": 1, "taxonomy": "t.v1", "primary": "refusal",
+                                  "secondary": [], "note": "n", **damage}
+       for name, damage in {"seq-text": {"seq": "x"}, "seq-huge-float": {"seq": 1e300}, "seq-zero": {"seq": 0},
+                            "seq-true": {"seq": True}, "seq-missing": {"seq": None}, "seq-list": {"seq": [[1]]},
+                            "primary-number": {"primary": 5}, "taxonomy-missing": {"taxonomy": None},
+                            "secondary-text": {"secondary": "a"}, "secondary-numbers": {"secondary": [1]},
+                            "note-object": {"note": {}}, "reviewer-list": {"reviewer": []}}.items()},
     "session-opened-number": {"type": "session", "operation": {}, "opened": 1765000000},
 }
 
@@ -132,6 +140,10 @@ def test_a_record_lrc_could_not_have_written_is_refused_at_the_load_naming_its_l
                                     {"type": "adjudication", "run": "r", "rubric": "x.v1", "scope": "spot-check", "sample_digest": "d",
                                      "workbook_sha256": "0" * 64, "judgment": {"clarity": 5}, "reviewer": None},
                                     {"type": "adjudication", "run": "r", "scope": "regrade", "judgment": {}, "reviewer": "Ann"},
+                                    {"type": "categorization", "run": "r", "seq": 2, "taxonomy": "t.v1", "primary": "refusal",
+                                     "secondary": ["s"], "note": "n", "reviewer": "Ann"},
+                                    {"type": "categorization", "run": "r", "seq": 1, "taxonomy": "t.v1", "primary": "refusal",
+                                     "secondary": [], "note": "n"},
                                     {"type": "judge", "run": "r", "role": "primary", "model": "lrc/judge", "usage": USAGE, "response": {},
                                      "material": {}, "judgment": {"clarity": 3}, "invalid_judgment": None},
                                     {"type": "infra_exhausted", "run": "r", "failures": []},

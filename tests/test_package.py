@@ -140,8 +140,14 @@ def test_tampered_numbers_and_changed_source_are_each_named(packaged, tmp_path):
     name = next(n.split("/", 1)[1] for n in sorted(members) if n.endswith("/grading.py") and "/source/" in f"/{n}")
     members[f"{prefix}/{name}"] += b"\nPASS_EVERYTHING = True\n"
     _reseal_manifest(members, prefix, name)
+    # adjudications.json: a human grade added beside the journal, MANIFEST.json resealed.
+    notes = json.loads(members[f"{prefix}/adjudications.json"])
+    notes["adjudications"].append({"type": "adjudication", "run": "r", "scope": "spot-check", "judgment": {"clarity": 5}})
+    members[f"{prefix}/adjudications.json"] = pkg._canonical(notes)
+    _reseal_manifest(members, prefix, "adjudications.json")
     report = verify_package(_repack(members, tmp_path / "t.tar.gz"))
     text = "\n".join(report.differences)
+    assert "adjudications.json line " in text, text
     assert "run/summary.json: content differs from MANIFEST.json" in text
     assert "run/summary.json /runs_graded: differs: published" in text
     key = f"{rows[0]['workload']}|{rows[0]['model']}|{rows[0]['system']}"
@@ -353,3 +359,46 @@ def test_package_refuses_a_released_seed_for_a_public_edition(small_demo_run, tm
     (tmp_path / "s.seed").write_text("x\n")
     res = run_lrc("package", out, "--out", tmp_path / "x.tar.gz", "--plan", lock, "--released-seed", tmp_path / "s.seed")
     assert res.returncode == 4 and "public and in the lock" in res.stderr, res.stderr
+
+
+def test_the_packed_journal_is_checked_and_its_human_records_packed_as_it_holds_them(small_demo_run, tmp_path):
+    """`lrc package` read the journal's adjudication lines with json.loads of its own: a line every
+    other command refuses (5,000-deep, a 5,000-digit number) ended it in exit 70, and so did a
+    reviewer's name holding a lone surrogate, which the journal keeps (escaped). Now the packed
+    journal is read by the journal's own reader, adjudications.json holds the adjudications and
+    the categorizations it names, as the journal holds them, and `lrc verify` derives it again."""
+    import shutil
+
+    lock, out, _ = small_demo_run
+    folder = tmp_path / "run"
+    shutil.copytree(out, folder)
+    journal = folder / "journal.jsonl"
+    runs = [json.loads(line) for line in journal.read_text(encoding="utf-8").splitlines()]
+    key = next(r["run"] for r in runs if r.get("type") == "run" and "|lrc/null|" in r["run"] and r["run"].startswith("triage."))
+    res = run_lrc("categorize", folder, "--plan", lock, "--run", key, "--primary", "refusal", "--note", "read by hand")
+    assert res.returncode == 0, res.stdout + res.stderr
+    grade = {"type": "adjudication", "run": key, "scope": "spot-check", "judgment": {"clarity": 4}, "reviewer": "\ud800 Ann"}
+    with journal.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(grade) + "\n")  # escaped, as lrc's own writer keeps a lone surrogate
+    assert run_lrc("report", lock, "--out", folder).returncode == 0
+    target = tmp_path / "p.tar.gz"
+    res = run_lrc("package", folder, "--out", target, "--plan", lock)
+    assert res.returncode == 0, res.stdout + res.stderr
+    members = _members(target)
+    notes = json.loads(next(d for n, d in members.items() if n.endswith("/adjudications.json")))
+    assert [a["reviewer"] for a in notes["adjudications"]] == ["\ud800 Ann"]
+    assert [(c["run"], c["primary"], c["note"]) for c in notes["categorizations"]] == [(key, "refusal", "read by hand")]
+    report = verify_package(target)
+    assert report.differences == [], report.differences
+
+    lines = journal.read_text(encoding="utf-8").splitlines()
+    for n, (damage, raw) in enumerate([({"judgment": {"clarity": "<raw>"}}, "[" * 5000 + "]" * 5000),
+                                       ({"judgment": {"clarity": "<raw>"}}, "1" + "0" * 5000),
+                                       ({"seq": "x", "type": "categorization"}, None)]):
+        line = json.dumps({**grade, **damage}).replace('"<raw>"', raw or '"<raw>"')
+        journal.write_text("\n".join(lines + [line]) + "\n", encoding="utf-8")
+        bad = tmp_path / f"bad-{n}.tar.gz"
+        res = run_lrc("package", folder, "--out", bad, "--plan", lock)
+        assert res.returncode == 4, res.stdout + res.stderr
+        assert f"journal.jsonl:{len(lines) + 1}: damaged journal line" in res.stderr and "nothing was packed" in res.stderr
+        assert "internal error" not in res.stderr and not bad.exists()

@@ -90,7 +90,14 @@ def _sha256(data: bytes) -> str:
 
 
 def _canonical(value: Any) -> bytes:
-    return (json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    """`value` as indented JSON, keys sorted, UTF-8. A string holding a lone surrogate (not
+    Unicode text: the journal keeps one escaped, `\\ud800`, as it was given) makes the whole
+    document ASCII with escapes, so it is written and reads back to the same value."""
+    text = json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False)
+    try:
+        return (text + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        return (json.dumps(value, sort_keys=True, indent=2, ensure_ascii=True) + "\n").encode("utf-8")
 
 
 def _regular(path: Path, top: Path) -> bytes:
@@ -184,13 +191,26 @@ def _source_files(lock: dict[str, Any]) -> dict[str, bytes]:
     return files
 
 
-def _adjudications(journal: bytes) -> dict[str, Any]:
-    """The human grades and failure categories appended to the journal (`lrc review import`), in
-    journal order: the adjudication notes of seed 000, readable without parsing the journal."""
-    records = [json.loads(line) for line in journal.splitlines() if b'"type":"adjudication"' in line]
-    return {"note": "appended by `lrc review import`; an adjudication never rewrites the run or the judge's record "
-                    "(the journal holds both); empty when no human review was imported",
-            "adjudications": [r for r in records if isinstance(r, dict) and r.get("type") == "adjudication"]}
+def journal_records(journal: bytes, lock: dict[str, Any], shown: Path = Path("run/journal.jsonl")) -> list[dict[str, Any]]:
+    """The records of a packed journal, checked as every command that reads a journal checks
+    them (`lrc.runtime.journal.parse_records`); a torn last line is left out, as `lrc report`
+    leaves it. JournalError for a journal lrc did not write as this plan's (`shown` names it)."""
+    from lrc.runtime.journal import parse_records
+
+    whole = journal[:journal.rfind(b"\n") + 1]
+    return parse_records(whole, shown, lock["root_digest"])
+
+
+def adjudications(records: list[dict[str, Any]]) -> bytes:
+    """adjudications.json: the human grades (`lrc review import`) and failure categories (`lrc
+    categorize`) appended to the journal, in journal order -- the adjudication notes of seed 000,
+    readable without parsing the journal. `lrc verify` derives it again from the packed journal."""
+    return _canonical({
+        "note": "appended by `lrc review import` (adjudications) and `lrc categorize` (categorizations); neither "
+                "rewrites the run, the judge's record or the derived categories (the journal holds them all); "
+                "empty when no human review was imported",
+        "adjudications": [r for r in records if r.get("type") == "adjudication"],
+        "categorizations": [r for r in records if r.get("type") == "categorization"]})
 
 
 def _requirements() -> tuple[bytes, bool]:
@@ -272,6 +292,7 @@ def _tar_bytes(members: dict[str, bytes], prefix: str) -> bytes:
 
 def build(run_dir: Path, out: Path, plan_path: Path | None = None, seed_file: Path | None = None) -> Built:
     from lrc.runtime.execute import Refused, load_verified, resolve_seed
+    from lrc.runtime.journal import JournalError
     from lrc.runtime.publish import texts
     from lrc.runtime.review.cli import _header as journal_header  # the journal's first line, read as `lrc review` does
     from lrc.runtime.review.cli import locate_plan
@@ -319,7 +340,11 @@ def build(run_dir: Path, out: Path, plan_path: Path | None = None, seed_file: Pa
     for ref, rubric in sorted(plan.get("rubrics", {}).items()):
         members[f"rubrics/{ref}.json"] = _canonical(rubric)
     members.update(_source_files(lock))
-    members["adjudications.json"] = _canonical(_adjudications(members["run/journal.jsonl"]))
+    try:
+        records = journal_records(members["run/journal.jsonl"], lock, run_dir / "journal.jsonl")
+    except JournalError as exc:
+        raise PackageError(f"{exc}; nothing was packed") from None
+    members["adjudications.json"] = adjudications(records)
     prefix = f"{plan['edition']['ref']}-{lock['root_digest'].split(':')[-1][:12]}"
     members["README.md"] = texts.readme(lock, prefix).encode("utf-8")
     members["MODEL_CARD.md"] = texts.model_card(lock, summary, members, hashed).encode("utf-8")

@@ -47,7 +47,7 @@ difference (file, field, published, recomputed) and exits 0 only when nothing di
 | `plan.lock` | the pre-registration: prompts, tool schemas, task definitions, split manifest, frozen prices, system configuration, code fingerprints |
 | `requirements.lock` | every dependency with its version and hashes |
 | `rubrics/` | the judge and review rubrics, verbatim from the lock |
-| `adjudications.json` | the human grades and failure categories appended to the journal (`lrc review import`), in journal order |
+| `adjudications.json` | the human grades and failure categories appended to the journal (`lrc review import`, `lrc categorize`), in journal order; `lrc verify` derives it again from the journal |
 | `source/runtime/` | the fingerprinted source of every locked code component: generators, validators, tools, systems, the analysis code |
 | `run/journal.jsonl` | every model call (token counts per class) and run, judge calls and human adjudications: the source of every number |
 | `run/items/` | the task inputs and items (`answer_key.json` beside each) |

@@ -394,6 +394,25 @@ def check_costs(root: Path, lock: dict[str, Any], report: Report) -> None:
                         f"compared with cells.csv cost_usd + infra_cost_usd")
 
 
+def check_adjudications(root: Path, lock: dict[str, Any], report: Report) -> None:
+    """adjudications.json against what `lrc package` derives from the packaged journal: the human
+    grades and categories a reader sees there are the journal's, not edited beside it."""
+    from lrc.runtime.journal import JournalError
+
+    try:
+        recomputed = pkg.adjudications(pkg.journal_records((root / "run" / "journal.jsonl").read_bytes(), lock))
+    except JournalError as exc:
+        report.differ("run/journal.jsonl", f"not a journal lrc wrote for this plan: {str(exc)[:500]}")
+        return
+    try:
+        published = (root / "adjudications.json").read_bytes()
+    except OSError as exc:
+        report.differ("adjudications.json", f"missing or unreadable ({exc.strerror or exc})")
+        return
+    if published != recomputed:
+        compare_text("adjudications.json", published, recomputed, report)
+
+
 def rebuild(root: Path, lock: dict[str, Any], seed: str, fresh: Path) -> None:
     """The outputs and items of the packaged run, rebuilt in `fresh` from the packaged journal by
     the code path of `lrc report` (`execute.report_cli`: the same steps, with the seed given)."""
@@ -457,6 +476,7 @@ def verify_package(path: Path, seed_file: Path | None = None, limits: pkg.Limits
             report.differ("outputs", "not recomputed: the packaged lock is refused")
             return report
         code_ok = check_code(root, lock, report)
+        check_adjudications(root, lock, report)
         try:
             check_costs(root, lock, report)
         except Exception as exc:  # noqa: BLE001 - a damaged journal or price is a finding about the package
