@@ -246,7 +246,8 @@ def record_problem(rec: dict[str, Any]) -> str | None:
         if not isinstance(rec.get("material", {}), dict) or not isinstance(rec.get("judgment"), (dict, type(None))) \
                 or not isinstance(rec.get("invalid_judgment"), (str, type(None))):
             return "`material` or `judgment` is not an object, or `invalid_judgment` not text"
-    if kind == "adjudication" and (not isinstance(rec.get("judgment"), dict) or rec.get("scope") not in ADJUDICATION_SCOPES
+    if kind == "adjudication" and (not isinstance(rec.get("judgment"), dict) or not isinstance(rec.get("scope"), str)
+                                   or rec["scope"] not in ADJUDICATION_SCOPES
                                    or not isinstance(rec.get("reviewer"), (str, type(None)))):
         # a regraded cell's verdicts are its human judgments, read by key (`review.status`): one without a
         # judgment could not be read as a grade

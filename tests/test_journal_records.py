@@ -104,6 +104,9 @@ DAMAGED = {
     "adjudication-judgment-text": {"type": "adjudication", "run": "r", "scope": "regrade", "judgment": "pass", "reviewer": None},
     "adjudication-scope-unknown": {"type": "adjudication", "run": "r", "scope": "audit", "judgment": {}, "reviewer": None},
     "adjudication-reviewer-number": {"type": "adjudication", "run": "r", "scope": "spot-check", "judgment": {}, "reviewer": 7},
+    # a scope that cannot be looked up in a set (a list, an object) ended every command in exit 70
+    "adjudication-scope-list": {"type": "adjudication", "run": "r", "scope": [], "judgment": {}, "reviewer": None},
+    "adjudication-scope-object": {"type": "adjudication", "run": "r", "scope": {"a": 1}, "judgment": {}, "reviewer": None},
     # categorizations (`lrc categorize`): the next assignment's number was computed from `seq` (exit 70 on "x", 1e400)
     **{f"categorization-{name}": {"type": "categorization", "run": "r", "seq": 1, "taxonomy": "t.v1", "primary": "refusal",
                                   "secondary": [], "note": "n", **damage}
