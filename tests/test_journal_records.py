@@ -134,7 +134,7 @@ def test_a_record_lrc_could_not_have_written_is_refused_at_the_load_naming_its_l
     assert path.read_bytes() == before, "a refused journal is left as it was"
 
 
-@pytest.mark.parametrize("record", [CALL, {**CALL, "attempts": 0, "reused": {}}, {**CALL, "step": 25},
+WRITTEN = [CALL, {**CALL, "attempts": 0, "reused": {}}, {**CALL, "step": 25},
                                     {**CALL, "attempts": 0, "reused": {"plan": "sha256:p", "edition": "e", "run": "r", "step": 2,
                                                                        "usage": USAGE, "cost_usd": "0.00012", "stored_at": "x"}},
                                     *({"type": "run", "run": "r", "outcome": o} for o in sorted(journal_module.RUN_OUTCOMES)),
@@ -153,7 +153,11 @@ def test_a_record_lrc_could_not_have_written_is_refused_at_the_load_naming_its_l
                                     {"type": "infra_exhausted", "run": "r", "reason": "judge-retries-exhausted", "judge": "primary",
                                      "failures": [adapter.InfraFailure("Timeout", None, "no response").record(),
                                                   adapter.InfraFailure("GenerationError", 502, "cut", {"input": 4, "output": 1}).record()]},
-                                    {**CALL, "infra_failures": [adapter.InfraFailure("RateLimitError", 429, "slow down").record()]}])
+                                    {**CALL, "infra_failures": [adapter.InfraFailure("RateLimitError", 429, "slow down").record()]}]
+"""Records of every kind as lrc writes them."""
+
+
+@pytest.mark.parametrize("record", WRITTEN)
 def test_what_lrc_writes_passes(record):
     assert journal_module.record_problem(record) is None
 
@@ -291,3 +295,43 @@ def test_a_fifo_in_a_shards_journal_place_is_refused_never_waited_on(tmp_path):
     os.mkfifo(tmp_path / "shard" / "journal.jsonl")
     with pytest.raises(Refused, match="not a regular file"):
         read_journal(tmp_path / "shard", "sha256:plan")
+
+
+#: Values of every JSON type and shape a hand edit can put in a field.
+_HOSTILE = [5, -1, 0, 1.5, 10 ** 30, True, False, None, "", "x", [], [1], [[[]]], {}, {"a": {"b": []}}]
+
+
+def _mutations(record: dict[str, Any]):
+    """The record with each field (and each field of each object field) set to each hostile
+    value or left out."""
+    for key in sorted(record):
+        for value in [*_HOSTILE, "<left out>"]:
+            changed = {k: v for k, v in record.items() if k != key}
+            if value != "<left out>":
+                changed[key] = value
+            yield changed
+        if isinstance(record[key], dict):
+            for inner in _mutations(record[key]):
+                yield {**record, key: inner}
+
+
+def test_every_mutation_of_a_written_record_is_judged_never_raises(tmp_path):
+    """`record_problem` is the journal's one judge of a line's shape: for any field of any record
+    kind set to any JSON value, it answers (a reason, or None) and never raises -- an adjudication
+    whose scope was a list raised TypeError in its set lookup, and every command that read the
+    journal ended in exit 70. A journal holding the record loads or is refused (JournalError)."""
+    path = tmp_path / "journal.jsonl"
+    Journal(path, "sha256:plan", "e").close()
+    header = path.read_bytes()
+    seen = refused = 0
+    for record in WRITTEN:
+        for changed in _mutations(record):
+            seen += 1
+            problem = journal_module.record_problem(changed)
+            assert problem is None or isinstance(problem, str), (changed, problem)
+            path.write_bytes(header + (json.dumps(changed) + "\n").encode("utf-8"))
+            try:
+                Journal(path, "sha256:plan", "e", readonly=True)
+            except JournalError:
+                refused += 1
+    assert seen > 2000 and 0 < refused < seen
