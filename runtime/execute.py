@@ -1006,6 +1006,7 @@ def _write_outputs(lock, plan, runs, items, modules, journal, out: Path, seed: s
     from lrc.runtime.forecast_memo import ForecastMemo
     from lrc.runtime.report import outputs
     from lrc.runtime.review.categorize import recorded_problem
+    from lrc.runtime.review.status import recorded_adjudication_problem
 
     from lrc.runtime.judging import recorded_judge_problem
 
@@ -1015,6 +1016,9 @@ def _write_outputs(lock, plan, runs, items, modules, journal, out: Path, seed: s
     problem = recorded_judge_problem(plan, journal)
     if problem is not None:
         raise Refused(f"{out / 'journal.jsonl'}: {problem}: it was not written by this plan's judge step; nothing was reported")
+    problem = recorded_adjudication_problem(plan, journal)
+    if problem is not None:
+        raise Refused(f"{out / 'journal.jsonl'}: {problem}: it was not written by `lrc review import`; nothing was reported")
 
     # The forecast of `lrc estimate`, recomputed from the lock by the same code (or remembered from
     # this user's last computation of exactly it), beside the actual cost.

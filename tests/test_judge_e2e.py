@@ -285,6 +285,18 @@ def test_a_disagreeing_spot_check_of_the_demo_flags_its_cells_on_the_rate_card(s
     size = (out / "journal.jsonl").stat().st_size
     res = run_lrc("review", "import", out, tmp_path / "tampered.xlsx", "--plan", plan)
     assert res.returncode == 1 and (out / "journal.jsonl").stat().st_size == size
+    # A human grade the rubric's answer schema refuses, appended by hand, was counted as a pass
+    # (found by a sweep of damaged adjudications): refused by `lrc report`, as is a grade naming
+    # another rubric than its run's workload's, or a run this folder does not hold.
+    grade = next(r for r in journal_records(out) if r.get("type") == "adjudication" and "clarity" in r["judgment"])
+    journal = (out / "journal.jsonl").read_bytes()
+    for damage, said in [({"judgment": {"clarity": 5, "cause_attribution": 5}}, "not a valid"),
+                         ({"judgment": {"clarity": 5, "cause_attribution": 5, "justification": ["x"]}}, "not a valid"),
+                         ({"rubric": "board-brief.v1"}, "names rubric 'board-brief.v1'"),
+                         ({"run": grade["run"] + "9"}, "holds no judged run of that key")]:
+        (out / "journal.jsonl").write_bytes(journal + (json.dumps({**grade, **damage}) + "\n").encode("utf-8"))
+        res = run_lrc("report", plan, "--out", out)
+        assert res.returncode == 4 and said in res.stderr and "it was not written by `lrc review import`" in res.stderr, res.stderr
 
 
 def test_a_judge_of_a_graded_models_family_is_disclosed_and_a_second_judge_grades_a_sample(stub: StubServer, tmp_path: Path):

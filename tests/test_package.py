@@ -377,7 +377,12 @@ def test_the_packed_journal_is_checked_and_its_human_records_packed_as_it_holds_
     key = next(r["run"] for r in runs if r.get("type") == "run" and "|lrc/null|" in r["run"] and r["run"].startswith("triage."))
     res = run_lrc("categorize", folder, "--plan", lock, "--run", key, "--primary", "refusal", "--note", "read by hand")
     assert res.returncode == 0, res.stdout + res.stderr
-    grade = {"type": "adjudication", "run": key, "scope": "spot-check", "judgment": {"clarity": 4}, "reviewer": "\ud800 Ann"}
+    judged = next(r for r in runs if r.get("type") == "judge" and r["run"].startswith("generate.variance-commentary."))
+    rubric = json.loads(Path(lock).read_text(encoding="utf-8"))["plan"]["workloads"][judged["run"].split("|")[0]]["spec"][
+        "grading"]["judge"]["rubric"]
+    grade = {"type": "adjudication", "run": judged["run"], "rubric": rubric, "scope": "spot-check", "sample_digest": "d",
+             "workbook_sha256": "0" * 64, "judgment": {"clarity": 4, "cause_attribution": 4, "justification": "\ud800 fine"},
+             "reviewer": "\ud800 Ann"}
     with journal.open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(grade) + "\n")  # escaped, as lrc's own writer keeps a lone surrogate
     assert run_lrc("report", lock, "--out", folder).returncode == 0
@@ -392,8 +397,8 @@ def test_the_packed_journal_is_checked_and_its_human_records_packed_as_it_holds_
     assert report.differences == [], report.differences
 
     lines = journal.read_text(encoding="utf-8").splitlines()
-    for n, (damage, raw) in enumerate([({"judgment": {"clarity": "<raw>"}}, "[" * 5000 + "]" * 5000),
-                                       ({"judgment": {"clarity": "<raw>"}}, "1" + "0" * 5000),
+    for n, (damage, raw) in enumerate([({"judgment": {**grade["judgment"], "clarity": "<raw>"}}, "[" * 5000 + "]" * 5000),
+                                       ({"judgment": {**grade["judgment"], "clarity": "<raw>"}}, "1" + "0" * 5000),
                                        ({"seq": "x", "type": "categorization"}, None)]):
         line = json.dumps({**grade, **damage}).replace('"<raw>"', raw or '"<raw>"')
         journal.write_text("\n".join(lines + [line]) + "\n", encoding="utf-8")

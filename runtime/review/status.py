@@ -92,6 +92,43 @@ def human_grade(journal, run: str) -> dict[str, Any] | None:
     return None
 
 
+def recorded_adjudication_problem(plan: dict[str, Any], journal) -> str | None:
+    """Why an `adjudication` record in the journal could not have been written by `lrc review
+    import` for this plan (None: every one could). A regrade's human judgments stand for the
+    judge's in the published verdicts: a judgment the rubric's answer schema refuses (a missing
+    justification, a list where text goes) was counted as a human pass, and a cell's
+    calibration and pass rate changed without a word. The import checks each judgment against
+    the schema; a record in the journal is checked again here, with its run and its rubric."""
+    if not journal.adjudications:
+        return None
+    import jsonschema
+
+    from lrc.runtime.review.rubric import judged_rubrics
+
+    rubrics = judged_rubrics(plan)
+    validators: dict[str, Any] = {}
+    for run, made in sorted(journal.adjudications.items()):
+        what = f"the adjudication of run {run[:200]!r}"
+        graded = journal.runs.get(run)
+        rubric = rubrics.get(graded.get("workload")) if graded is not None else None
+        if rubric is None:
+            return f"{what}: this folder holds no judged run of that key"
+        validator = validators.get(rubric.ref)
+        if validator is None:
+            validator = validators[rubric.ref] = jsonschema.Draft202012Validator(rubric.schema)
+        for rec in made:
+            if rec.get("rubric") != rubric.ref:
+                return f"{what} names rubric {str(rec.get('rubric'))[:80]!r}; the run's workload is judged with {rubric.ref!r}"
+            try:
+                error = jsonschema.exceptions.best_match(validator.iter_errors(rec["judgment"]))
+            except RecursionError:
+                return f"{what} holds a judgment nested too deeply to be one of {rubric.ref}"
+            if error is not None:
+                where = "/".join(str(p) for p in error.path) or "(the judgment)"
+                return f"{what} is not a valid {rubric.ref} judgment at {where}: {error.message[:200]}"
+    return None
+
+
 def review_status(plan: dict[str, Any], journal, seed: str) -> dict[Cell, CellReview]:
     """cell -> its review state, for every cell with judged runs ({} for an edition with no judge step)."""
     judged = sampling.judged_runs(plan, journal)
