@@ -277,13 +277,15 @@ def test_merge_refuses_an_out_folder_nested_with_an_input(small_demo_run, tmp_pa
 
 # -- categorizations the locked taxonomy does not hold -----------------------------------------
 
-@pytest.mark.parametrize("change, named", [
-    ({"primary": "made-up-category"}, "made-up-category"),
-    ({"secondary": ["made-up-secondary"]}, "made-up-secondary"),
-    ({"taxonomy": "another.taxonomy.v1"}, "another.taxonomy.v1"),
-    ({"seq": "1"}, "sequence number"),
+@pytest.mark.parametrize("change, named, by", [
+    ({"primary": "made-up-category"}, "made-up-category", "lrc categorize"),
+    ({"secondary": ["made-up-secondary"]}, "made-up-secondary", "lrc categorize"),
+    ({"taxonomy": "another.taxonomy.v1"}, "another.taxonomy.v1", "lrc categorize"),
+    ({"run": "no|such|run|here|r1"}, "no graded run of that key", "lrc categorize"),
+    # the journal's own check of the record's shape (it once reached `lrc categorize` unchecked: exit 70)
+    ({"seq": "1"}, "`seq` is not a whole number from 1", "damaged journal line"),
 ])
-def test_report_refuses_a_categorization_no_reviewer_could_have_made(small_demo_run, tmp_path, change, named):
+def test_report_refuses_a_categorization_no_reviewer_could_have_made(small_demo_run, tmp_path, change, named, by):
     from lrc.runtime.failures import taxonomy_ids
 
     lock, run = _copy(small_demo_run, tmp_path)
@@ -299,7 +301,7 @@ def test_report_refuses_a_categorization_no_reviewer_could_have_made(small_demo_
     cards = {p.name: p.read_bytes() for p in run.glob("*.md")}
     res = run_lrc("report", lock, "--out", run)
     assert res.returncode == 4, res.stderr
-    assert named in res.stderr and "lrc categorize" in res.stderr and "Traceback" not in res.stderr
+    assert named in res.stderr and by in res.stderr and "Traceback" not in res.stderr
     assert {p.name: p.read_bytes() for p in run.glob("*.md")} == cards
 
 
@@ -328,12 +330,16 @@ def test_lrc_categorize_records_pass_the_journal_check():
 
     plan = {"taxonomy": {"ref": "t.v1", "spec": {"primary": [{"id": "p"}], "secondary": [{"id": "s"}]}}}
     good = {"type": "categorization", "run": "k", "seq": 2, "taxonomy": "t.v1", "primary": "p", "secondary": ["s"], "note": "n"}
-    assert recorded_problem(plan, SimpleNamespace(categorizations={"k": [good]})) is None
+    runs = {"k": {"type": "run"}}
+    assert recorded_problem(plan, SimpleNamespace(categorizations={"k": [good]}, runs=runs)) is None
     for bad in ({"primary": "s"}, {"secondary": ["p"]}, {"secondary": ["s", "s"]}, {"secondary": "s"}, {"seq": True},
                 {"seq": 0}, {"note": 3}, {"reviewer": ["x"]}, {"primary": None}):
-        assert recorded_problem(plan, SimpleNamespace(categorizations={"k": [{**good, **bad}]})) is not None, bad
-    assert recorded_problem({}, SimpleNamespace(categorizations={"k": [good]})) is not None
-    assert recorded_problem({}, SimpleNamespace(categorizations={})) is None
+        assert recorded_problem(plan, SimpleNamespace(categorizations={"k": [{**good, **bad}]}, runs=runs)) is not None, bad
+    assert recorded_problem({}, SimpleNamespace(categorizations={"k": [good]}, runs=runs)) is not None
+    assert recorded_problem({}, SimpleNamespace(categorizations={}, runs=runs)) is None
+    # a run the folder does not hold (a hand edit; `lrc categorize` names graded runs only): before, ignored
+    said = recorded_problem(plan, SimpleNamespace(categorizations={"k2": [{**good, "run": "k2"}]}, runs=runs))
+    assert said is not None and "no graded run of that key" in said
 
 
 # -- writing: the temporary file is created anew ------------------------------------------------

@@ -85,9 +85,11 @@ def recorded_problem(plan: dict[str, Any], journal) -> str | None:
     ref = (plan.get("taxonomy") or {}).get("ref")
     for run, made in sorted(journal.categorizations.items()):
         for rec in made:
-            what = f"the categorization of run {run!r}"
+            what = f"the categorization of run {run[:200]!r}"
             if not ids:
                 return f"{what}: the plan locks no failure taxonomy"
+            if run not in journal.runs:  # `lrc categorize` assigns categories to graded runs only
+                return f"{what}: this folder holds no graded run of that key"
             if rec.get("taxonomy") != ref:
                 return f"{what} is of taxonomy {str(rec.get('taxonomy'))[:80]!r}, the plan's is {ref!r}"
             primary, secondary = rec.get("primary"), rec.get("secondary", [])
