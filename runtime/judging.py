@@ -132,9 +132,9 @@ def judge_record(request: Request, run_key: str, res: Any, call_record: Mapping[
 # -- the verdict of a judged run (lrc report) ------------------------------------------------
 
 def recorded_judge_problem(plan: Mapping[str, Any], journal) -> str | None:
-    """Why a `judge` record in the journal could not have been written by this plan's judge step
-    (None: every one could): a role the plan gives no judge, or another model than the plan's
-    judge of that role. Such a record was priced at a price the plan does not freeze (an
+    """Why a `judge` record (or a judge's exclusion) in the journal could not have been written by
+    this plan's judge step (None: every one could): a role the plan gives no judge, or another
+    model than the plan's judge of that role. Such a record was priced at a price the plan does not freeze (an
     internal error) or would have stood for the plan's judgment."""
     locked = judge_models.judges(plan)
     for (run, role), rec in sorted(journal.judges.items()):
@@ -143,6 +143,15 @@ def recorded_judge_problem(plan: Mapping[str, Any], journal) -> str | None:
         if rec.get("model") != locked[role]["id"]:
             return (f"the {role} judge record of run {run!r} is of model {str(rec.get('model'))[:80]!r}, the plan's {role} "
                     f"judge is {locked[role]['id']!r}")
+    # A judge call that ran out of retries is journaled as an exclusion naming its role; what its
+    # failed attempts were billed is priced at that judge's frozen price -- a role the plan has no
+    # judge for would be spend with no price (it was left out of every cost).
+    for run, made in sorted(getattr(journal, "exhaustions", {}).items()):
+        for rec in made:
+            role = rec.get("judge")
+            if role and role not in locked:
+                return (f"the judge exclusion of run {run!r} names role {str(role)[:40]!r}; the plan's judges are "
+                        f"{', '.join(sorted(locked)) or 'none'}")
     return None
 
 

@@ -212,3 +212,26 @@ def test_a_huge_checklist_reply_is_read_in_linear_time() -> None:
     judgment, invalid = protocol.check_judgment({"facts": facts}, FACTS_RUBRIC, CHECKS)
     assert judgment is None and "unknown" in invalid
     assert time.perf_counter() - start < 5
+
+
+def test_a_judge_record_or_exclusion_of_a_role_or_model_the_plan_has_no_judge_for_is_refused() -> None:
+    """`lrc report` refuses such a journal (`recorded_judge_problem`): a judge record would stand for
+    the plan's judgment or be priced at a price the plan does not freeze, and a judge exclusion's
+    billed attempts were left out of every cost when its role had no judge (before: not refused)."""
+    from types import SimpleNamespace
+
+    from lrc.runtime.judging import recorded_judge_problem
+
+    plan = {"edition": {"spec": {"judge": {"model": "lrc/judge"}, "pricing": {"lrc/judge": {"input": "0", "output": "0"}}}}}
+    record = {"type": "judge", "run": "k", "role": "primary", "model": "lrc/judge"}
+    exclusion = {"type": "infra_exhausted", "run": "k", "judge": "primary", "reason": "judge-retries-exhausted",
+                 "failures": [{"kind": "GenerationError", "status": 502, "message": "cut", "billed": {"input": 3}}]}
+    ok = SimpleNamespace(judges={("k", "primary"): record}, exhaustions={"k": [exclusion, {**exclusion, "judge": None}]})
+    assert recorded_judge_problem(plan, ok) is None
+    for journal, said in [
+        (SimpleNamespace(judges={("k", "second"): {**record, "role": "second"}}, exhaustions={}), "has role 'second'"),
+        (SimpleNamespace(judges={("k", "primary"): {**record, "model": "lrc/other"}}, exhaustions={}), "of model 'lrc/other'"),
+        (SimpleNamespace(judges={}, exhaustions={"k": [{**exclusion, "judge": "second"}]}), "names role 'second'"),
+    ]:
+        problem = recorded_judge_problem(plan, journal)
+        assert problem is not None and said in problem, problem
