@@ -25,7 +25,7 @@ from lrc.runtime.tasks.grade_memo import GradeMemo, plain
 from helpers.memos import SEAL_DAMAGE, bump_library_version, damage_entry, entries, private_user_cache
 
 PLAN = {"code": {"lrc.artifact-validators.v5": {"fingerprint": "sha256:" + "a" * 64},
-                 "lrc.analysis.v76": {"fingerprint": "sha256:" + "b" * 64}}}
+                 "lrc.analysis.v77": {"fingerprint": "sha256:" + "b" * 64}}}
 ANSWERED = {"outcome": "answered"}
 
 

@@ -46,7 +46,7 @@ from lrc.runtime.tasks import report as task_report
 from lrc.runtime.tasks.grade_memo import GradeMemo
 
 COMPONENT_ID = "lrc.analysis"
-COMPONENT_VERSION = 76
+COMPONENT_VERSION = 77
 
 TRACE_FORMAT = 1
 
